@@ -1,0 +1,24 @@
+"""minigrad: a reverse-mode autograd engine in pure NumPy, small enough to read in one sitting.
+
+    import minigrad as mg
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()          # x.grad == [2., 4.]
+"""
+from minigrad.engine import detect_anomaly, grad, no_grad
+from minigrad.tensor import Tensor, tensor
+from minigrad.ops import (add, sub, mul, div, neg, pow, exp, log, sqrt, tanh, sigmoid, relu,
+                          sum, mean, max, logsumexp, matmul)
+from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,
+                                concatenate, stack, split, getitem, where, masked_fill)
+from minigrad.serialization import save, load
+from minigrad import functional, nn, optim
+
+__all__ = [
+    "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",
+    "add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "tanh", "sigmoid", "relu",
+    "sum", "mean", "max", "logsumexp", "matmul",
+    "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
+    "concatenate", "stack", "split", "getitem", "where", "masked_fill",
+    "functional", "nn", "optim",
+]

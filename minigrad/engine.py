@@ -1,0 +1,196 @@
+"""The engine: graph modes and reverse-mode traversal.
+
+Everything that walks the graph lives here, in one place:
+
+* ``no_grad()``       -- the one switch that stops ops from recording a graph;
+* ``detect_anomaly()``-- makes the first op whose forward or backward yields NaN/inf raise;
+* ``backward(root)``  -- orders the graph iteratively (no recursion, so a 100 000-op chain
+  works), calls each op's VJP once, sums every gradient back to its parent's shape (undoing
+  broadcasting, aligned from the right) and accumulates it into the leaves' ``.grad``;
+* ``grad(outputs, inputs)`` -- the same traversal, returning gradients instead of storing them.
+
+A VJP (vector-Jacobian product) is a closure ``vjp(g)`` made by an op: given ``g = dL/d out``
+it *returns* one gradient per parent (``dL/d parent``, or None) and changes nothing.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+
+class _Mode:
+    """Engine state. Read by every op, changed only by the two context managers below."""
+
+    grad_enabled = True
+    anomaly = False
+
+
+mode = _Mode()
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Ops inside this block record no graph: results have ``requires_grad=False``."""
+    previous = mode.grad_enabled
+    mode.grad_enabled = False
+    try:
+        yield
+    finally:
+        mode.grad_enabled = previous
+
+
+@contextlib.contextmanager
+def detect_anomaly():
+    """Inside this block the first op whose forward or backward yields NaN/inf raises
+    ``FloatingPointError`` naming the op. Costs one ``isfinite`` pass per op."""
+    previous = mode.anomaly
+    mode.anomaly = True
+    try:
+        yield
+    finally:
+        mode.anomaly = previous
+
+
+def check_finite(array: np.ndarray, op: str, where: str) -> None:
+    """Raise if ``array`` holds NaN or inf (used only under ``detect_anomaly``)."""
+    if array.dtype.kind in "fc" and not np.isfinite(array).all():
+        bad = "NaN" if np.isnan(array).any() else "inf"
+        raise FloatingPointError(f"detect_anomaly: the {where} of op '{op}' produced {bad} "
+                                 f"(shape {array.shape})")
+
+
+def unbroadcast(grad: np.ndarray, shape: tuple, dtype) -> np.ndarray:
+    """Sum ``grad`` back to ``shape``: the adjoint of NumPy broadcasting.
+
+    Broadcasting aligns shapes from the right, prepends axes and stretches size-1 axes;
+    the gradient of a stretched axis is the sum over it.
+    """
+    if grad.shape != shape:
+        extra = grad.ndim - len(shape)
+        if extra > 0:
+            grad = grad.sum(axis=tuple(range(extra)))
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        if stretched:
+            grad = grad.sum(axis=stretched, keepdims=True)
+        if grad.shape != shape:  # a VJP returned a gradient that does not fit its parent
+            raise RuntimeError(f"internal error: gradient of shape {grad.shape} "
+                               f"cannot be summed to its input's shape {shape}")
+    if grad.dtype != dtype:
+        grad = grad.astype(dtype)  # never let a float64 gradient reach a float32 leaf
+    return grad
+
+
+FREED = "freed"  # marks a node whose graph was released by an earlier backward()
+
+
+def _topological_order(roots) -> list:
+    """Nodes reachable from ``roots`` that require grad, each after all of its parents.
+
+    Iterative depth-first search with an explicit stack: a node is appended once all of its
+    parents have been appended, so ``reversed(order)`` visits every node before its parents.
+    """
+    order, seen = [], set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, parents_done = stack.pop()
+        if parents_done:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for parent in node._parents:
+            if parent.requires_grad and id(parent) not in seen:
+                stack.append((parent, False))
+    return order
+
+
+def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
+    """Propagate ``seeds`` (one per root) backwards.
+
+    With ``wanted`` (a set of ids) the gradients of those tensors are returned and no
+    ``.grad`` is touched; otherwise the leaves' ``.grad`` accumulate.
+    """
+    order = _topological_order(roots)
+    grads: dict = {}
+    for root, seed in zip(roots, seeds):
+        grads[id(root)] = grads[id(root)] + seed if id(root) in grads else seed
+    found = {}
+    for node in reversed(order):
+        g = grads.pop(id(node), None)
+        if g is None:
+            continue
+        if wanted is not None and id(node) in wanted:
+            found[id(node)] = g
+        vjp = node._vjp
+        if vjp is None:  # a leaf
+            if wanted is None:
+                node.grad = g.copy() if node.grad is None else node.grad + g
+            continue
+        if vjp is FREED:
+            raise RuntimeError(
+                f"backward through op '{node._op}' a second time: its graph was freed by the "
+                f"first backward(). Pass retain_graph=True to the first call to keep it.")
+        parent_grads = vjp(g)
+        for parent, pg in zip(node._parents, parent_grads):
+            if pg is None or not parent.requires_grad:
+                continue
+            pg = unbroadcast(pg, parent.data.shape, parent.data.dtype)
+            if mode.anomaly:
+                check_finite(pg, node._op, "backward")
+            key = id(parent)
+            grads[key] = grads[key] + pg if key in grads else pg
+        if not retain_graph:
+            node._parents, node._vjp = (), FREED
+    return found
+
+
+def _seed(t, g):
+    if g is None:
+        if t.data.size != 1:
+            raise RuntimeError(f"backward() on a non-scalar tensor of shape {t.shape} needs a "
+                               f"gradient: pass grad= (an array of that shape)")
+        return np.ones_like(t.data)
+    g = np.asarray(g.data if hasattr(g, "_vjp") else g, dtype=t.data.dtype)
+    if g.shape != t.shape:
+        raise ValueError(f"backward: grad has shape {g.shape} but the tensor has shape {t.shape}")
+    return g
+
+
+def backward(root, grad=None, retain_graph: bool = False) -> None:
+    """Accumulate d root / d leaf into every leaf's ``.grad`` (see ``Tensor.backward``)."""
+    if not root.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require grad: no input of "
+                           "its graph has requires_grad=True (or it was made under no_grad())")
+    _run([root], [_seed(root, grad)], retain_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool = False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned; ``.grad`` is untouched.
+
+    ``outputs`` and ``inputs`` are tensors or sequences of tensors; ``grad_outputs`` gives the
+    seed for each output (needed for non-scalar outputs). Returns a tuple of arrays (zeros for
+    an input the outputs do not depend on) -- or a single array when ``inputs`` is a tensor.
+    """
+    single = hasattr(inputs, "_vjp")
+    if hasattr(outputs, "_vjp"):
+        outputs, grad_outputs = [outputs], [grad_outputs]
+    else:
+        outputs = list(outputs)
+        grad_outputs = [None] * len(outputs) if grad_outputs is None else list(grad_outputs)
+    inputs = [inputs] if single else list(inputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
+    for o in outputs:
+        if not o.requires_grad:
+            raise RuntimeError("grad: an output does not require grad (no input of its graph "
+                               "has requires_grad=True)")
+    for i in inputs:
+        if not i.requires_grad:
+            raise ValueError("grad: every input must have requires_grad=True")
+    seeds = [_seed(o, g) for o, g in zip(outputs, grad_outputs)]
+    found = _run(outputs, seeds, retain_graph, wanted={id(i) for i in inputs})
+    result = tuple(found.get(id(i), np.zeros_like(i.data)) for i in inputs)
+    return result[0] if single else result

@@ -1,0 +1,191 @@
+"""Composite functions with fused, numerically stable VJPs: softmax, log_softmax,
+cross_entropy, linear, embedding, dropout.
+
+Each could be composed from primitives (and the tests compose them to check); written as one
+op each, they take one pass of memory instead of five and stay finite where the composition
+would overflow.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.ops import as_tensor
+from minigrad.tensor import Tensor
+
+
+def _check_mask(op, x, mask):
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ValueError(f"{op}: mask must be a boolean array (True = keep), got dtype {mask.dtype}")
+    try:
+        np.broadcast_shapes(mask.shape, x.shape)
+    except ValueError:
+        raise ValueError(f"{op}: mask of shape {mask.shape} does not broadcast to the "
+                         f"scores' shape {x.shape}") from None
+    return mask
+
+
+def _softmax_array(x: np.ndarray, axis: int, mask) -> np.ndarray:
+    """exp(x - max) / Σ exp(x - max) over ``axis``; masked entries and empty rows give 0."""
+    if mask is not None:
+        x = np.where(mask, x, -np.inf)
+    m = np.max(x, axis=axis, keepdims=True)
+    if mask is not None:
+        m = np.where(np.isfinite(m), m, 0)  # a row with nothing kept: avoid -inf - -inf
+    e = np.exp(x - m)
+    s = np.sum(e, axis=axis, keepdims=True)
+    if mask is not None:
+        s = np.where(s == 0, 1, s)
+    return e / s
+
+
+def softmax(x, axis: int = -1, mask=None) -> Tensor:
+    """softmax(x)_i = e^(x_i) / Σ_j e^(x_j), computed with the maximum subtracted.
+
+    ``mask`` (boolean, True = keep) removes entries from the sum; they get weight 0, and a row
+    with nothing kept is all zeros (never NaN). VJP: dL/dx = y ⊙ (g − Σ_j g_j y_j), i.e.
+    (diag(y) − y yᵀ) g without building the matrix.
+    """
+    x = as_tensor(x)
+    if mask is not None:
+        mask = _check_mask("softmax", x, mask)
+    y = _softmax_array(x.data, axis, mask)
+
+    def vjp(g):
+        return (y * (g - np.sum(g * y, axis=axis, keepdims=True)),)
+    return Tensor._from_op(y, (x,), vjp, "softmax")
+
+
+def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
+    """log softmax(x)_i = x_i − log Σ_j e^(x_j), stable. VJP: g − softmax(x) Σ_j g_j.
+
+    With ``mask`` (True = keep) the sum runs over kept entries; masked entries are set to 0,
+    not −inf, so nothing downstream turns into NaN, and they get no gradient.
+    """
+    x = as_tensor(x)
+    if mask is not None:
+        mask = _check_mask("log_softmax", x, mask)
+        xm = np.where(mask, x.data, -np.inf)
+    else:
+        xm = x.data
+    m = np.max(xm, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    shifted = xm - m
+    e = np.exp(shifted)
+    s = np.sum(e, axis=axis, keepdims=True)
+    with np.errstate(divide="ignore"):
+        out = shifted - np.log(s)
+    if mask is not None:
+        out = np.where(mask, out, 0)
+        s = np.where(s == 0, 1, s)
+    p = e / s
+
+    def vjp(g):
+        if mask is not None:
+            g = np.where(mask, g, 0)
+        return (g - p * np.sum(g, axis=axis, keepdims=True),)
+    return Tensor._from_op(out, (x,), vjp, "log_softmax")
+
+
+def cross_entropy(logits, targets, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
+    """Mean (or sum) over positions of −log softmax(logits)[target].
+
+    ``logits`` (..., C), ``targets`` integer (...). Positions whose target is ``ignore_index``
+    contribute nothing and are not counted in the mean; if every position is ignored the mean
+    is 0. VJP: (softmax(logits) − onehot(target)) · g / n.
+    """
+    logits = as_tensor(logits)
+    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
+    if t.dtype.kind not in "iu":
+        raise ValueError(f"cross_entropy: targets must be integers, got dtype {t.dtype}")
+    if logits.ndim < 1 or t.shape != logits.shape[:-1]:
+        raise ValueError(f"cross_entropy: targets of shape {t.shape} do not fit logits of "
+                         f"shape {logits.shape} (expected targets of shape {logits.shape[:-1]})")
+    C = logits.shape[-1]
+    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
+    bad = keep & ((t < 0) | (t >= C))
+    if bad.any():
+        raise ValueError(f"cross_entropy: target {t[bad][0]} is out of range for {C} classes")
+    flat = logits.data.reshape(-1, C)                               # (N, C)
+    tf, kf = np.where(keep, t, 0).reshape(-1), keep.reshape(-1)     # (N,)
+    m = flat.max(axis=1, keepdims=True)
+    e = np.exp(flat - m)
+    s = e.sum(axis=1, keepdims=True)
+    rows = np.arange(flat.shape[0])
+    nll = (np.log(s[:, 0]) + m[:, 0] - flat[rows, tf]) * kf         # (N,)
+    n = max(int(kf.sum()), 1) if reduction == "mean" else 1
+    out = np.asarray(nll.sum() / n, dtype=logits.dtype)
+
+    def vjp(g):
+        grad = e / s
+        grad[rows, tf] -= 1
+        grad *= (kf * (g / n))[:, None]
+        return (grad.reshape(logits.shape),)
+    return Tensor._from_op(out, (logits,), vjp, "cross_entropy")
+
+
+def linear(x, weight, bias=None) -> Tensor:
+    """x Wᵀ + b, with PyTorch's layout ``weight (out, in)``.
+
+    x (..., in) → (..., out). VJP: dx = g W, dW = Σ gᵀ x over all leading axes, db = Σ g.
+    """
+    x, weight = as_tensor(x), as_tensor(weight)
+    if x.shape[-1:] != weight.shape[1:]:
+        raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
+                         f"{weight.shape} (expects last dim {weight.shape[1]})")
+    out = x.data @ weight.data.T
+    parents = (x, weight)
+    if bias is not None:
+        bias = as_tensor(bias)
+        out += bias.data
+        parents = (x, weight, bias)
+
+    def vjp(g):
+        g2 = g.reshape(-1, g.shape[-1])                                  # (N, out)
+        gx = g @ weight.data if x.requires_grad else None
+        gw = g2.T @ x.data.reshape(-1, x.shape[-1]) if weight.requires_grad else None
+        if bias is None:
+            return gx, gw
+        return gx, gw, g2.sum(axis=0)
+    return Tensor._from_op(out, parents, vjp, "linear")
+
+
+def embedding(weight, ids) -> Tensor:
+    """Rows of ``weight (V, E)`` picked by integer ``ids (...)`` → (..., E).
+
+    VJP: each row's gradient is the sum of g over the positions that picked it.
+    """
+    weight = as_tensor(weight)
+    ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
+    if ids.dtype.kind not in "iu":
+        raise ValueError(f"embedding: ids must be integers, got dtype {ids.dtype}")
+    V = weight.shape[0]
+    if ids.size and (ids.min() < 0 or ids.max() >= V):
+        bad = ids[(ids < 0) | (ids >= V)][0]
+        raise ValueError(f"embedding: id {bad} is out of range for a table of {V} rows "
+                         f"(weight shape {weight.shape})")
+    out = weight.data[ids]
+
+    def vjp(g):
+        gw = np.zeros_like(weight.data)
+        np.add.at(gw, ids.reshape(-1), g.reshape(-1, weight.shape[1]))
+        return (gw,)
+    return Tensor._from_op(out, (weight,), vjp, "embedding")
+
+
+def dropout(x, p: float, rng: np.random.Generator | None = None, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1−p) (inverted
+    dropout, so the expectation is unchanged). Identity when not training or p = 0."""
+    x = as_tensor(x)
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not training or p == 0:
+        return x
+    if rng is None:
+        raise ValueError("dropout: pass rng (an np.random.Generator) when training with p > 0")
+    keep = rng.random(x.shape) >= p
+    scale = np.asarray(0.0 if p == 1 else 1.0 / (1.0 - p), dtype=x.dtype)
+    mask = keep * scale
+    return Tensor._from_op(x.data * mask, (x,), lambda g: (g * mask,), "dropout")

@@ -1,0 +1,138 @@
+"""Modules: containers of parameters, in PyTorch's shape.
+
+A ``Module`` finds its parameters by looking at its attributes: a ``Parameter``, another
+``Module``, or a list/tuple of modules. No registration calls, no metaclass -- assigning an
+attribute is enough, in the order the attributes were assigned.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import functional as F
+from minigrad.tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A leaf tensor that a Module owns and an optimizer updates (``requires_grad=True``)."""
+
+    __slots__ = ()
+
+    def __init__(self, data, dtype=None):
+        super().__init__(data, requires_grad=True, dtype=dtype)
+
+
+class Module:
+    """Base class. Subclasses set parameters and submodules as attributes and define ``forward``."""
+
+    training = True
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        raise TypeError(f"{type(self).__name__} does not define forward()")
+
+    def named_parameters(self, prefix: str = ""):
+        """Yield ``(dotted name, Parameter)`` for this module and all submodules, once each."""
+        seen = set()
+        for name, p in self._walk(prefix):
+            if id(p) not in seen:
+                seen.add(id(p))
+                yield name, p
+
+    def _walk(self, prefix):
+        for name, value in vars(self).items():
+            if isinstance(value, Parameter):
+                yield prefix + name, value
+            elif isinstance(value, Module):
+                yield from value._walk(f"{prefix}{name}.")
+            elif isinstance(value, (list, tuple)):
+                for i, item in enumerate(value):
+                    if isinstance(item, Module):
+                        yield from item._walk(f"{prefix}{name}.{i}.")
+
+    def parameters(self) -> list:
+        return [p for _, p in self.named_parameters()]
+
+    def modules(self):
+        """This module and every submodule, depth first."""
+        yield self
+        for value in vars(self).values():
+            items = value if isinstance(value, (list, tuple)) else [value]
+            for item in items:
+                if isinstance(item, Module):
+                    yield from item.modules()
+
+    def zero_grad(self) -> None:
+        for p in self.parameters():
+            p.grad = None
+
+    def train(self, mode: bool = True) -> "Module":
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def state_dict(self) -> dict:
+        """``{name: array copy}`` for every parameter."""
+        return {name: p.data.copy() for name, p in self.named_parameters()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Copy arrays into the parameters; every name must be present and of the right shape.
+
+        Raises ``ValueError`` listing all missing, unexpected and mis-shaped entries; nothing is
+        changed unless everything fits.
+        """
+        params = dict(self.named_parameters())
+        missing = sorted(set(params) - set(state))
+        unexpected = sorted(set(state) - set(params))
+        misshaped = [f"{k}: checkpoint {np.shape(state[k])} vs model {params[k].shape}"
+                     for k in params if k in state and np.shape(state[k]) != params[k].shape]
+        problems = []
+        if missing:
+            problems.append(f"missing: {', '.join(missing)}")
+        if unexpected:
+            problems.append(f"unexpected: {', '.join(unexpected)}")
+        if misshaped:
+            problems.append(f"wrong shape: {'; '.join(misshaped)}")
+        if problems:
+            raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(problems))
+        for k, p in params.items():
+            p.data = np.array(state[k], dtype=p.data.dtype)
+
+
+def _uniform(rng, bound, shape, dtype):
+    return rng.uniform(-bound, bound, size=shape).astype(dtype)
+
+
+class Linear(Module):
+    """y = x Wᵀ + b with ``weight (out, in)`` and ``bias (out,)``, initialised as PyTorch does:
+    U(−1/√in, 1/√in) for both."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        bound = 1.0 / np.sqrt(in_features)
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = Parameter(_uniform(rng, bound, (out_features, in_features), dtype))
+        self.bias = Parameter(_uniform(rng, bound, (out_features,), dtype)) if bias else None
+
+    def forward(self, x):
+        if x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape "
+                             f"{tuple(x.shape)} has last dim {x.shape[-1]}, expected {self.in_features}")
+        return F.linear(x, self.weight, self.bias)
+
+
+class Embedding(Module):
+    """A lookup table ``weight (num_embeddings, embedding_dim)``, initialised N(0, 1) as PyTorch."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        self.weight = Parameter(rng.standard_normal((num_embeddings, embedding_dim)).astype(dtype))
+
+    def forward(self, ids):
+        return F.embedding(self.weight, ids)

@@ -1,0 +1,265 @@
+"""Primitive ops: arithmetic, elementwise functions, reductions and matmul.
+
+Each op computes ``out`` with NumPy and defines ``vjp(g)``, which returns ``dL/d input`` for
+each input given ``g = dL/d out``. VJPs may return gradients in the *broadcast* shape: the
+engine sums them back to each input's shape (``engine.unbroadcast``).
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from minigrad.tensor import Tensor
+
+
+def as_tensor(x, like: Tensor | None = None) -> Tensor:
+    """``x`` if it is a Tensor; otherwise a constant tensor in ``like``'s float dtype."""
+    if isinstance(x, Tensor):
+        return x
+    if like is not None and like.data.dtype.kind == "f":
+        return Tensor(np.asarray(x, dtype=like.data.dtype))
+    return Tensor(x)
+
+
+def _pair(a, b):
+    a = as_tensor(a, b if isinstance(b, Tensor) else None)
+    return a, as_tensor(b, a)
+
+
+def _broadcast_error(op, a, b):
+    return ValueError(f"{op}: operands could not be broadcast together: "
+                      f"shapes {a.shape} and {b.shape}")
+
+
+# ---- arithmetic ----------------------------------------------------------------------
+
+def add(a, b) -> Tensor:
+    """a + b. d/da = 1, d/db = 1."""
+    a, b = _pair(a, b)
+    try:
+        out = a.data + b.data
+    except ValueError:
+        raise _broadcast_error("add", a, b) from None
+    return Tensor._from_op(out, (a, b), lambda g: (g, g), "add")
+
+
+def sub(a, b) -> Tensor:
+    """a - b. d/da = 1, d/db = -1."""
+    a, b = _pair(a, b)
+    try:
+        out = a.data - b.data
+    except ValueError:
+        raise _broadcast_error("sub", a, b) from None
+    return Tensor._from_op(out, (a, b), lambda g: (g, -g), "sub")
+
+
+def mul(a, b) -> Tensor:
+    """a * b. d/da = b, d/db = a."""
+    a, b = _pair(a, b)
+    try:
+        out = a.data * b.data
+    except ValueError:
+        raise _broadcast_error("mul", a, b) from None
+    return Tensor._from_op(out, (a, b), lambda g: (g * b.data, g * a.data), "mul")
+
+
+def div(a, b) -> Tensor:
+    """a / b. d/da = 1/b, d/db = -a/b^2 = -out/b."""
+    a, b = _pair(a, b)
+    try:
+        out = a.data / b.data
+    except ValueError:
+        raise _broadcast_error("div", a, b) from None
+
+    def vjp(g):
+        ga = g / b.data
+        return ga, -ga * out
+    return Tensor._from_op(out, (a, b), vjp, "div")
+
+
+def neg(x) -> Tensor:
+    """-x."""
+    x = as_tensor(x)
+    return Tensor._from_op(-x.data, (x,), lambda g: (-g,), "neg")
+
+
+def pow(x, exponent) -> Tensor:
+    """x ** p for a scalar p. d/dx = p x^(p-1)."""
+    x = as_tensor(x)
+    if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
+        raise TypeError("pow: the exponent must be a Python or NumPy scalar; for a tensor "
+                        "exponent write exp(b * log(a))")
+    p = exponent
+    out = x.data ** p
+
+    def vjp(g):
+        if p == 2:
+            return (g * (2 * x.data),)
+        return (g * (p * x.data ** (p - 1)),)
+    return Tensor._from_op(out, (x,), vjp, "pow")
+
+
+# ---- elementwise functions -------------------------------------------------------------
+
+def exp(x) -> Tensor:
+    """e^x. d/dx = e^x, so the VJP reuses the output."""
+    x = as_tensor(x)
+    out = np.exp(x.data)
+    return Tensor._from_op(out, (x,), lambda g: (g * out,), "exp")
+
+
+def log(x) -> Tensor:
+    """Natural log. d/dx = 1/x."""
+    x = as_tensor(x)
+    out = np.log(x.data)
+    return Tensor._from_op(out, (x,), lambda g: (g / x.data,), "log")
+
+
+def sqrt(x) -> Tensor:
+    """√x. d/dx = 1 / (2√x)."""
+    x = as_tensor(x)
+    out = np.sqrt(x.data)
+    return Tensor._from_op(out, (x,), lambda g: (g * 0.5 / out,), "sqrt")
+
+
+def tanh(x) -> Tensor:
+    """tanh x. d/dx = 1 - tanh(x)^2, so the VJP reuses the output."""
+    x = as_tensor(x)
+    out = np.tanh(x.data)
+    return Tensor._from_op(out, (x,), lambda g: (g * (1 - out * out),), "tanh")
+
+
+def sigmoid_array(x: np.ndarray) -> np.ndarray:
+    """σ(x) = 1 / (1 + e^-x), never overflowing: e^-|x| ≤ 1 on both branches."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1, e) / (1 + e)
+
+
+def sigmoid(x) -> Tensor:
+    """σ(x) = 1 / (1 + e^-x). d/dx = σ(x)(1 - σ(x)). Stable for any |x|."""
+    x = as_tensor(x)
+    out = sigmoid_array(x.data)
+    return Tensor._from_op(out, (x,), lambda g: (g * out * (1 - out),), "sigmoid")
+
+
+def relu(x) -> Tensor:
+    """max(x, 0). d/dx = 1 where x > 0, else 0 (0 at the kink, as PyTorch)."""
+    x = as_tensor(x)
+    out = np.maximum(x.data, 0)
+    return Tensor._from_op(out, (x,), lambda g: (g * (x.data > 0),), "relu")
+
+
+# ---- reductions ---------------------------------------------------------------------------
+
+def _axes(axis, ndim):
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    if any(not -ndim <= a < ndim for a in axes):
+        raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
+    axes = tuple(sorted(int(a) % ndim for a in axes))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis {axis} names the same dimension twice")
+    return axes
+
+
+def _keep(g, axes, keepdims):
+    """Reinsert the reduced axes into ``g`` so it broadcasts against the input."""
+    return g if keepdims else np.expand_dims(g, axes)
+
+
+def sum(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Σ over ``axis``. Each input element gets the gradient of its sum."""
+    x = as_tensor(x)
+    axes = _axes(axis, x.ndim)
+    out = np.sum(x.data, axis=axes, keepdims=keepdims)
+    return Tensor._from_op(out, (x,), lambda g: (np.broadcast_to(_keep(g, axes, keepdims), x.shape),),
+                           "sum")
+
+
+def mean(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Mean over ``axis``: the sum divided by the number n of elements reduced; d/dx = 1/n."""
+    x = as_tensor(x)
+    axes = _axes(axis, x.ndim)
+    n = int(np.prod([x.shape[a] for a in axes]))
+    out = np.mean(x.data, axis=axes, keepdims=keepdims)
+    return Tensor._from_op(out, (x,),
+                           lambda g: (np.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),), "mean")
+
+
+def max(x, axis=None, keepdims: bool = False) -> Tensor:
+    """Maximum over ``axis``.
+
+    The gradient goes to the maximal elements; when several tie, they share it equally
+    (each gets g / count), so the gradient of max is the same as of the mean of the ties.
+    """
+    x = as_tensor(x)
+    axes = _axes(axis, x.ndim)
+    if x.size == 0:
+        raise ValueError(f"max: cannot reduce an empty tensor of shape {x.shape}")
+    top = np.max(x.data, axis=axes, keepdims=True)
+    out = top if keepdims else np.squeeze(top, axes)
+
+    def vjp(g):
+        winners = x.data == top
+        return (winners * (_keep(g, axes, keepdims) / winners.sum(axis=axes, keepdims=True)),)
+    return Tensor._from_op(out, (x,), vjp, "max")
+
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """log Σ e^x, computed as m + log Σ e^(x - m) with m = max x, so nothing overflows.
+
+    d/dx_i = e^(x_i - out) = softmax(x)_i.
+    """
+    x = as_tensor(x)
+    axes = _axes(axis, x.ndim)
+    m = np.max(x.data, axis=axes, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)  # a row of -inf stays -inf instead of becoming NaN
+    with np.errstate(divide="ignore"):
+        top = m + np.log(np.sum(np.exp(x.data - m), axis=axes, keepdims=True))
+    out = top if keepdims else np.squeeze(top, axes)
+
+    def vjp(g):
+        with np.errstate(invalid="ignore"):
+            p = np.exp(x.data - top)
+        return (np.nan_to_num(p, nan=0.0) * _keep(g, axes, keepdims),)
+    return Tensor._from_op(out, (x,), vjp, "logsumexp")
+
+
+# ---- matmul ---------------------------------------------------------------------------------
+
+def matmul(a, b) -> Tensor:
+    """a @ b with NumPy's rules: 1-D, 2-D and batched (batch dims broadcast).
+
+    For 2-D: d/da = g bᵀ, d/db = aᵀ g. A 1-D ``a`` is treated as a row (1, k) and a 1-D ``b``
+    as a column (k, 1); the inserted axis is removed from the result and from the gradient.
+    """
+    a, b = _pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes "
+                         f"{a.shape} and {b.shape} (use * for scalars)")
+    ka, kb = a.shape[-1], b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not fit: a's last dim "
+                         f"{ka} != b's {'second-to-last' if b.ndim > 1 else 'only'} dim {kb}")
+    try:
+        out = a.data @ b.data
+    except ValueError:
+        raise ValueError(f"matmul: batch dims of shapes {a.shape} and {b.shape} "
+                         f"could not be broadcast together") from None
+
+    def vjp(g):
+        A = a.data if a.ndim > 1 else a.data[None, :]        # (..., n, k)
+        B = b.data if b.ndim > 1 else b.data[:, None]        # (..., k, m)
+        batch = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
+        G = g.reshape(batch + (A.shape[-2], B.shape[-1]))    # (..., n, m)
+        ga = G @ np.swapaxes(B, -1, -2)                      # (..., n, k)
+        gb = np.swapaxes(A, -1, -2) @ G                      # (..., k, m)
+        if a.ndim == 1:
+            ga = ga[..., 0, :]
+        if b.ndim == 1:
+            gb = gb[..., 0]
+        return ga, gb
+    return Tensor._from_op(out, (a, b), vjp, "matmul")

@@ -1,0 +1,50 @@
+"""``save`` and ``load``: a dict of arrays as an ``.npz`` file, never pickled.
+
+``save`` writes to a temporary file in the same folder and renames it over the target, so a
+crash mid-write never leaves a half-written file where a good one was.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+
+def save(state: dict, path) -> None:
+    """Write ``{name: array or tensor}`` to ``path`` atomically (temp file, then rename)."""
+    arrays = {}
+    for name, value in state.items():
+        array = np.asarray(getattr(value, "data", value))
+        if array.dtype.kind == "O":
+            raise TypeError(f"save: entry {name!r} is not numeric (dtype object); only arrays "
+                            f"of numbers are saved, so that loading never unpickles")
+        arrays[name] = array
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def load(path) -> dict:
+    """Read a file written by ``save`` into ``{name: array}`` (``allow_pickle=False``)."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"load: no such file: {path}")
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise ValueError("a single .npy array, not an .npz archive")
+            return {name: archive[name] for name in archive.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
+        raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save ({e})") from None

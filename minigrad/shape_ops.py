@@ -1,0 +1,183 @@
+"""Ops that move, select or combine elements without arithmetic.
+
+Their VJPs route the gradient back to where each element came from: a reshape is undone by
+reshaping, a transpose by the inverse permutation, a selection by scattering (adding) the
+gradient into zeros of the input's shape.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.ops import as_tensor
+from minigrad.tensor import Tensor
+
+
+def reshape(x, shape) -> Tensor:
+    """Same elements, new shape. The VJP reshapes back."""
+    x = as_tensor(x)
+    try:
+        out = x.data.reshape(shape)
+    except ValueError:
+        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
+                         f"({x.size} elements) into shape {tuple(np.atleast_1d(shape))}") from None
+    return Tensor._from_op(out, (x,), lambda g: (g.reshape(x.shape),), "reshape")
+
+
+def transpose(x, axes=None) -> Tensor:
+    """Permute axes (reverse them when ``axes`` is None). The VJP applies the inverse permutation."""
+    x = as_tensor(x)
+    axes = tuple(range(x.ndim))[::-1] if axes is None else tuple(axes)
+    if sorted(a % x.ndim for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes "
+                         f"of a tensor of shape {x.shape}")
+    inverse = tuple(np.argsort([a % x.ndim for a in axes]))
+    return Tensor._from_op(x.data.transpose(axes), (x,), lambda g: (g.transpose(inverse),), "transpose")
+
+
+def swapaxes(x, axis1: int, axis2: int) -> Tensor:
+    """Exchange two axes. Its own inverse."""
+    x = as_tensor(x)
+    out = np.swapaxes(x.data, axis1, axis2)
+    return Tensor._from_op(out, (x,), lambda g: (np.swapaxes(g, axis1, axis2),), "swapaxes")
+
+
+def expand_dims(x, axis) -> Tensor:
+    """Insert axes of size 1."""
+    x = as_tensor(x)
+    return Tensor._from_op(np.expand_dims(x.data, axis), (x,), lambda g: (g.reshape(x.shape),),
+                           "expand_dims")
+
+
+def squeeze(x, axis=None) -> Tensor:
+    """Remove axes of size 1 (all of them when ``axis`` is None)."""
+    x = as_tensor(x)
+    try:
+        out = np.squeeze(x.data, axis)
+    except ValueError:
+        raise ValueError(f"squeeze: axis {axis} of shape {x.shape} does not have size 1") from None
+    return Tensor._from_op(out, (x,), lambda g: (g.reshape(x.shape),), "squeeze")
+
+
+def broadcast_to(x, shape) -> Tensor:
+    """Stretch to ``shape`` by NumPy's rules. The engine sums the gradient back."""
+    x = as_tensor(x)
+    try:
+        out = np.broadcast_to(x.data, shape)
+    except ValueError:
+        raise ValueError(f"broadcast_to: shape {x.shape} cannot be broadcast to {tuple(shape)}") from None
+    return Tensor._from_op(out, (x,), lambda g: (g,), "broadcast_to")
+
+
+def concatenate(tensors, axis: int = 0) -> Tensor:
+    """Join along an existing axis. The VJP splits the gradient at the same boundaries."""
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("concatenate: needs at least one tensor")
+    try:
+        out = np.concatenate([t.data for t in tensors], axis=axis)
+    except ValueError:
+        raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} do not match "
+                         f"outside axis {axis}") from None
+    bounds = np.cumsum([t.shape[axis] for t in tensors])[:-1]
+    return Tensor._from_op(out, tuple(tensors), lambda g: tuple(np.split(g, bounds, axis=axis)),
+                           "concatenate")
+
+
+def stack(tensors, axis: int = 0) -> Tensor:
+    """Join along a new axis. The VJP takes each slice of the gradient back."""
+    tensors = [as_tensor(t) for t in tensors]
+    if not tensors:
+        raise ValueError("stack: needs at least one tensor")
+    try:
+        out = np.stack([t.data for t in tensors], axis=axis)
+    except ValueError:
+        raise ValueError(f"stack: all shapes must be equal, got {[t.shape for t in tensors]}") from None
+    ax = axis % out.ndim
+    return Tensor._from_op(out, tuple(tensors),
+                           lambda g: tuple(np.moveaxis(g, ax, 0)), "stack")
+
+
+def split(x, indices_or_sections, axis: int = 0) -> list:
+    """Split into pieces along ``axis`` (NumPy's rules); each piece is a slice of ``x``."""
+    x = as_tensor(x)
+    n = x.shape[axis]
+    if np.ndim(indices_or_sections) == 0:
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError(f"split: axis {axis} of shape {x.shape} does not divide into {k} "
+                             f"equal sections")
+        bounds = list(range(0, n + 1, n // k))
+    else:
+        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
+    index = [slice(None)] * x.ndim
+    pieces = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        index[axis] = slice(lo, hi)
+        pieces.append(getitem(x, tuple(index)))
+    return pieces
+
+
+def _is_basic(index) -> bool:
+    """True when ``index`` uses only ints, slices, None and Ellipsis (NumPy basic indexing)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in items)
+
+
+def getitem(x, index) -> Tensor:
+    """``x[index]`` with slices, ints, integer arrays or boolean masks.
+
+    The VJP scatters ``g`` into zeros shaped like ``x``; with integer arrays the same element
+    may be picked several times, and its gradients then add up (``np.add.at``).
+    """
+    x = as_tensor(x)
+    if isinstance(index, Tensor):
+        index = index.data
+    elif isinstance(index, tuple):
+        index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+    try:
+        out = x.data[index]
+    except IndexError as e:
+        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {x.shape}: {e}") from None
+    basic = _is_basic(index)
+
+    def vjp(g):
+        gx = np.zeros_like(x.data)
+        if basic:
+            gx[index] = g
+        else:
+            np.add.at(gx, index, g)
+        return (gx,)
+    return Tensor._from_op(out, (x,), vjp, "getitem")
+
+
+def where(condition, a, b) -> Tensor:
+    """Elementwise ``a`` where ``condition`` else ``b``. Each side gets g where it was chosen."""
+    cond = np.asarray(condition.data if isinstance(condition, Tensor) else condition, dtype=bool)
+    a = as_tensor(a, b if isinstance(b, Tensor) else None)
+    b = as_tensor(b, a)
+    try:
+        out = np.where(cond, a.data, b.data)
+    except ValueError:
+        raise ValueError(f"where: condition {cond.shape}, a {a.shape} and b {b.shape} "
+                         f"could not be broadcast together") from None
+    return Tensor._from_op(out, (a, b), lambda g: (np.where(cond, g, 0), np.where(cond, 0, g)), "where")
+
+
+def masked_fill(x, mask, value: float) -> Tensor:
+    """``value`` where ``mask`` is True, ``x`` elsewhere (PyTorch's polarity: True = fill).
+
+    The filled positions get zero gradient.
+    """
+    x = as_tensor(x)
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ValueError(f"masked_fill: mask must be boolean, got dtype {mask.dtype}")
+    try:
+        out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to "
+                         f"the tensor's shape {x.shape}") from None
+    if out.shape != x.shape:
+        raise ValueError(f"masked_fill: mask of shape {mask.shape} would enlarge the tensor's "
+                         f"shape {x.shape} to {out.shape}")
+    return Tensor._from_op(out, (x,), lambda g: (np.where(mask, 0, g),), "masked_fill")

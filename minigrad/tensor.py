@@ -1,0 +1,155 @@
+"""``Tensor``: an ``np.ndarray`` plus what reverse mode needs to walk back through it.
+
+A tensor made by an op remembers its parents and the op's VJP; a tensor made by the user is
+a *leaf*. ``backward()`` (in ``engine.py``) visits the graph from the output back to the
+leaves and accumulates ``d output / d leaf`` into each leaf's ``.grad``.
+
+Arithmetic with Python or NumPy scalars (and plain arrays) on either side adopts the tensor's
+float dtype, so float32 stays float32 end to end.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import engine
+from minigrad.engine import mode
+
+def _as_array(data, dtype=None) -> np.ndarray:
+    """Array for a new tensor: float64 by default; ints and bools kept; objects refused."""
+    if isinstance(data, Tensor):
+        data = data.data
+    array = np.array(data, dtype=dtype, copy=True)
+    if array.dtype.kind in "OSUVMm":
+        raise TypeError(f"tensor: cannot make a tensor from an array of dtype {array.dtype} "
+                        f"(numbers only: float, int or bool)")
+    return array
+
+
+class Tensor:
+    """An n-dimensional array that records the ops made from it.
+
+    Attributes: ``data`` (np.ndarray), ``grad`` (np.ndarray or None, filled by backward on
+    leaves), ``requires_grad``; tensors made by ops also hold ``_parents`` and ``_vjp``.
+    """
+
+    __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "__weakref__")
+    __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
+
+    def __init__(self, data, requires_grad: bool = False, dtype=None):
+        self.data = _as_array(data, dtype)
+        if requires_grad and self.data.dtype.kind not in "fc":
+            raise TypeError(f"tensor: requires_grad=True needs a floating dtype, got "
+                            f"{self.data.dtype} (only floating tensors have gradients)")
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self._parents, self._vjp, self._op = (), None, "leaf"
+
+    @staticmethod
+    def _from_op(data: np.ndarray, parents: tuple, vjp, op: str) -> "Tensor":
+        """The result of op ``op``: records ``parents`` and ``vjp`` if any parent needs grad."""
+        t = Tensor.__new__(Tensor)
+        t.data, t.grad, t._op = data, None, op
+        if mode.grad_enabled and any(p.requires_grad for p in parents):
+            t.requires_grad, t._parents, t._vjp = True, parents, vjp
+        else:
+            t.requires_grad, t._parents, t._vjp = False, (), None
+        if mode.anomaly:
+            engine.check_finite(data, op, "forward")
+        return t
+
+    # ---- array-like attributes ------------------------------------------------------
+    shape = property(lambda self: self.data.shape)
+    dtype = property(lambda self: self.data.dtype)
+    ndim = property(lambda self: self.data.ndim)
+    size = property(lambda self: self.data.size)
+    T = property(lambda self: shape_ops.transpose(self))
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extra = f", dtype={self.dtype}" if self.dtype != np.float64 else ""
+        grad = ", requires_grad=True" if self.requires_grad else ""
+        return f"tensor({body}{extra}{grad})"
+
+    def numpy(self) -> np.ndarray:
+        """The data as an ndarray (shared, not copied)."""
+        return self.data
+
+    def item(self) -> float:
+        if self.data.size != 1:
+            raise ValueError(f"item: only a one-element tensor converts to a Python number, "
+                             f"this one has shape {self.shape}")
+        return self.data.item()
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the graph (shares memory, requires no grad)."""
+        return Tensor._from_op(self.data, (), None, "detach")
+
+    def backward(self, grad=None, retain_graph: bool = False) -> None:
+        """Accumulate d self / d leaf into every leaf's ``.grad``.
+
+        ``grad`` is the seed ``dL/d self``; it may be omitted only for a one-element tensor.
+        The graph is freed afterwards unless ``retain_graph=True``.
+        """
+        engine.backward(self, grad, retain_graph)
+
+    # ---- operators: each is one op from ops.py ---------------------------------------
+    def __add__(self, other): return ops.add(self, other)
+    def __radd__(self, other): return ops.add(other, self)
+    def __sub__(self, other): return ops.sub(self, other)
+    def __rsub__(self, other): return ops.sub(other, self)
+    def __mul__(self, other): return ops.mul(self, other)
+    def __rmul__(self, other): return ops.mul(other, self)
+    def __truediv__(self, other): return ops.div(self, other)
+    def __rtruediv__(self, other): return ops.div(other, self)
+    def __matmul__(self, other): return ops.matmul(self, other)
+    def __rmatmul__(self, other): return ops.matmul(other, self)
+    def __pow__(self, exponent): return ops.pow(self, exponent)
+    def __rpow__(self, base): return ops.exp(ops.mul(self, np.log(base)))
+    def __neg__(self): return ops.neg(self)
+    def __getitem__(self, index): return shape_ops.getitem(self, index)
+
+    # comparisons give plain boolean arrays (no graph); == is left alone, see STYLE.md
+    def __lt__(self, other): return self.data < _data(other)
+    def __le__(self, other): return self.data <= _data(other)
+    def __gt__(self, other): return self.data > _data(other)
+    def __ge__(self, other): return self.data >= _data(other)
+
+    # ---- methods mirroring NumPy's ----------------------------------------------------
+    def exp(self): return ops.exp(self)
+    def log(self): return ops.log(self)
+    def sqrt(self): return ops.sqrt(self)
+    def tanh(self): return ops.tanh(self)
+    def sigmoid(self): return ops.sigmoid(self)
+    def relu(self): return ops.relu(self)
+    def sum(self, axis=None, keepdims=False): return ops.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims=False): return ops.mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims=False): return ops.max(self, axis, keepdims)
+    def logsumexp(self, axis=None, keepdims=False): return ops.logsumexp(self, axis, keepdims)
+
+    def reshape(self, *shape):
+        return shape_ops.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    def transpose(self, *axes):
+        return shape_ops.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def swapaxes(self, axis1, axis2): return shape_ops.swapaxes(self, axis1, axis2)
+    def expand_dims(self, axis): return shape_ops.expand_dims(self, axis)
+    def squeeze(self, axis=None): return shape_ops.squeeze(self, axis)
+    def broadcast_to(self, shape): return shape_ops.broadcast_to(self, shape)
+    def masked_fill(self, mask, value): return shape_ops.masked_fill(self, mask, value)
+
+
+def _data(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
+    """Make a leaf tensor (a copy of ``data``). Lists and Python floats give float64;
+    NumPy arrays keep their dtype; object and string arrays are refused."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+from minigrad import ops, shape_ops  # noqa: E402  (ops need Tensor defined first)

@@ -1,0 +1,210 @@
+"""Tests for attention/plots.py: the pictures parse, fit, escape and say what the data say."""
+import math
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from attention.plots import _nice_ticks, heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
+
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def attention_weights(rng: np.random.Generator, T: int, S: int) -> np.ndarray:
+    """Rows that are probability distributions, as softmax attention gives them. (T, S)"""
+    w = np.exp(rng.normal(size=(T, S)))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def cells(root: ET.Element) -> list:
+    return [r for r in root.iter(NS + "rect") if r.get("class") == "cell"]
+
+
+def luminance(hex_colour: str) -> float:
+    r, g, b = (int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def texts(root: ET.Element) -> list:
+    return [t.text for t in root.iter(NS + "text")]
+
+
+# --- heatmap_svg -------------------------------------------------------------------------------
+
+def test_heatmap_svg_has_one_rect_per_cell_and_a_colour_bar():
+    w = attention_weights(np.random.default_rng(0), 7, 9)
+    root = ET.fromstring(heatmap_svg(w, list("abcdefg"), list("ABCDEFGHI"), title="t"))
+    assert root.tag == NS + "svg"
+    assert len(cells(root)) == 7 * 9
+    rects = list(root.iter(NS + "rect"))
+    assert sorted(r.get("class") for r in rects if r.get("class") != "cell") == \
+        ["colorbar", "frame", "page"]
+    bar = next(r for r in rects if r.get("class") == "colorbar")
+    gradient = root.find(f".//{NS}linearGradient")
+    assert bar.get("fill") == f"url(#{gradient.get('id')})"
+    assert len(gradient.findall(NS + "stop")) >= 2
+    assert {"0", "0.5", "1"} <= set(texts(root))
+    assert set("abcdefgABCDEFGHI") <= set(texts(root))  # every label is drawn
+
+
+def test_heatmap_svg_larger_weight_is_darker():
+    ramp = np.linspace(0.0, 1.0, 11)[None, :]  # (1, 11)
+    root = ET.fromstring(heatmap_svg(ramp, ["t"], [str(k) for k in range(11)]))
+    lum = [luminance(c.get("fill")) for c in cells(root)]  # row-major, so left to right
+    assert all(a > b for a, b in zip(lum, lum[1:])), lum
+
+
+def test_heatmap_svg_escapes_labels_and_shows_invisible_tokens():
+    rows, cols = ["<", "&", 'say "hi"'], ["<s>", "&amp;", " ", "\n"]
+    svg = heatmap_svg(np.full((3, 4), 0.25), rows, cols, title="A & B <i>")
+    root = ET.fromstring(svg)  # raises if anything was left unescaped
+    drawn = texts(root)
+    assert {"<", "&", 'say␣"hi"', "<s>", "&amp;", "␣", "␊", "A & B <i>"} <= set(drawn)
+    assert "<s>" not in svg and "<i>" not in svg
+
+
+def test_heatmap_svg_writes_path_atomically(tmp_path):
+    target = tmp_path / "attn.svg"
+    target.write_text("old contents")
+    svg = heatmap_svg(np.eye(3), list("abc"), list("xyz"), path=target)
+    assert target.read_text(encoding="utf-8") == svg
+    assert [p.name for p in tmp_path.iterdir()] == ["attn.svg"]  # no temp file left behind
+
+
+# --- heatmap_text ------------------------------------------------------------------------------
+
+def test_heatmap_text_fits_width_and_marks_each_peak_darkest():
+    T, S, width = 5, 40, 60
+    peaks = [0, 9, 17, 30, 39]
+    w = np.full((T, S), 0.1 / (S - 1))
+    w[np.arange(T), peaks] = 0.9  # (T, S), rows sum to 1
+    rows = ["le", "chat", "est", "noir", "<eos>"]
+    cols = [chr(ord("a") + k % 26) for k in range(S)]
+    out = heatmap_text(w, rows, cols, title="forty columns", max_width=width)
+    lines = out.splitlines()
+    assert all(len(line) <= width for line in lines), max(map(len, lines))
+    assert lines[0] == "forty columns"
+    assert "abcdefghijklmnopqrstuvwxyzabcdefghijklmn" in out.replace(" ", "")
+    for label, peak in zip(rows, peaks):
+        line = next(ln for ln in lines if ln.split("│")[0].strip() == label)
+        grid = line.split("│")[1]
+        cell = len(grid) // S
+        assert len(grid) == S * cell
+        assert grid[peak * cell:(peak + 1) * cell] == "█" * cell
+        assert grid.count("█") == cell  # only the peak is darkest
+
+
+def test_heatmap_text_uses_a_fixed_scale_and_shows_small_weights():
+    out = heatmap_text([[0.0, 0.02, 0.3, 0.6, 0.9]], ["t"], list("abcde"))
+    grid = next(ln for ln in out.splitlines() if ln.startswith("t ")).split("│")[1]
+    assert grid == "  ░░▒▒▓▓██"  # 0.02 is faint but not blank; 0.9 is not rescaled
+
+
+def test_heatmap_text_long_labels_go_downwards():
+    out = heatmap_text(np.eye(2), ["one", "two"], ["cat", "dog"])
+    assert out.splitlines()[:3] == ["     c d", "     a o", "     t g"]
+
+
+def test_heatmap_text_too_many_columns_says_so():
+    out = heatmap_text(np.full((2, 200), 1 / 200), ["a", "b"], ["x"] * 200, max_width=50)
+    assert all(len(line) <= 50 for line in out.splitlines())
+    assert "more columns not shown" in out
+
+
+# --- input checks ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [heatmap_svg, heatmap_text])
+def test_heatmap_mismatched_labels_name_function_role_and_shape(fn):
+    w = np.full((7, 9), 1 / 9)
+    with pytest.raises(ValueError, match=re.escape(
+            f"{fn.__name__}: row_labels has 5 entries but weights has 7 rows (shape (7, 9))")):
+        fn(w, list("abcde"), list("ABCDEFGHI"))
+    with pytest.raises(ValueError, match=re.escape(
+            f"{fn.__name__}: col_labels has 8 entries but weights has 9 columns (shape (7, 9))")):
+        fn(w, list("abcdefg"), list("ABCDEFGH"))
+
+
+@pytest.mark.parametrize("fn", [heatmap_svg, heatmap_text])
+@pytest.mark.parametrize("weights, words", [
+    (np.full((2, 7, 9), 0.1), "2-D array (T rows, S columns) but has shape (2, 7, 9)"),
+    (np.full((7, 9), 1.5), "in [0, 1]"),
+    (np.full((7, 9), np.nan), "finite"),
+])
+def test_heatmap_rejects_bad_weights(fn, weights, words):
+    with pytest.raises(ValueError, match=re.escape(f"{fn.__name__}: ") + ".*" + re.escape(words)):
+        fn(weights, list("abcdefg"), list("ABCDEFGHI"))
+
+
+@pytest.mark.parametrize("fn", [line_plot_svg, line_plot_text])
+def test_line_plot_rejects_mismatched_series(fn):
+    with pytest.raises(ValueError, match=re.escape(
+            f"{fn.__name__}: series 'loss'") + ".*xs shape \\(5,\\), ys shape \\(4,\\)"):
+        fn({"loss": (range(5), range(4))})
+    with pytest.raises(ValueError, match=f"{fn.__name__}: series is empty"):
+        fn({})
+
+
+# --- line plots --------------------------------------------------------------------------------
+
+def training_curves():
+    epochs = np.arange(1, 21)
+    valid = 2.0 / epochs + 0.4
+    valid[8:11] = np.nan  # a gap, e.g. epochs without a validation pass
+    return {"train": (epochs, 2.0 / epochs), "valid <held-out> & co": (epochs, valid),
+            "final": ([20], [0.5])}
+
+
+def test_line_plot_svg_has_one_path_per_series_and_a_legend(tmp_path):
+    target = tmp_path / "curves.svg"
+    svg = line_plot_svg(training_curves(), path=target, title="loss", xlabel="epoch",
+                        ylabel="nats")
+    assert target.read_text(encoding="utf-8") == svg
+    assert [p.name for p in tmp_path.iterdir()] == ["curves.svg"]
+    root = ET.fromstring(svg)
+    paths = [p for p in root.iter(NS + "path") if p.get("class") == "series"]
+    assert len(paths) == 3
+    assert len({p.get("stroke") for p in paths}) == 3  # distinct colours
+    assert [d.count("M") for d in (p.get("d") for p in paths)] == [1, 2, 1]  # NaN -> a gap
+    legend = [g.find(NS + "text").text for g in root.iter(NS + "g") if g.get("class") == "legend"]
+    assert legend == ["train", "valid <held-out> & co", "final"]
+    assert len(list(root.iter(NS + "circle"))) == 1  # the single point is still visible
+    assert {"loss", "epoch", "nats"} <= set(texts(root))
+
+
+def test_line_plot_svg_ticks_are_round_and_cover_the_data():
+    root = ET.fromstring(line_plot_svg({"a": ([0.3, 7.9], [0.013, 0.0871])}))
+    numbers = sorted(float(t) for t in texts(root) if re.fullmatch(r"-?[\d.]+", t))
+    assert numbers[0] <= 0.013 and numbers[-1] >= 7.9
+    assert {0.0, 8.0} <= set(numbers)  # the x axis grows to the enclosing round ticks
+
+
+@given(st.floats(-1e6, 1e6), st.floats(1e-3, 1e6), st.integers(2, 10))
+def test_nice_ticks_are_evenly_spaced_round_and_enclose_the_range(lo, span, n):
+    hi = lo + span
+    lo2, hi2, ticks, _ = _nice_ticks(lo, hi, n)
+    step = ticks[1] - ticks[0]
+    assert lo2 <= lo + 1e-9 * step and hi2 >= hi - 1e-9 * step  # snaps only float fuzz
+    assert ticks[0] == lo2 and ticks[-1] == hi2
+    assert np.allclose(np.diff(ticks), step)
+    mantissa = step / 10 ** math.floor(math.log10(step))  # 10 when step is 10^k minus fuzz
+    assert any(math.isclose(mantissa, m, rel_tol=1e-6) for m in (1, 2, 2.5, 5, 10))
+
+
+@pytest.mark.parametrize("width, height", [(80, 20), (40, 12), (120, 40)])
+def test_line_plot_text_has_the_requested_size(width, height):
+    out = line_plot_text(training_curves(), width=width, height=height, title="loss",
+                         xlabel="epoch", ylabel="nats")
+    lines = out.splitlines()
+    assert len(lines) == height
+    assert all(len(line) <= width for line in lines), max(map(len, lines))
+    assert lines[0] == "loss"
+    for marker, name in (("*", "train"), ("o", "valid"), ("+", "final")):
+        assert f"{marker} {name}" in out
+        assert any(marker in line.split("│")[-1].split("┤")[-1] for line in lines[2:-4])
+
+
+def test_line_plot_text_too_small_raises():
+    with pytest.raises(ValueError, match="line_plot_text: width 80 x height 5"):
+        line_plot_text(training_curves(), height=5)
