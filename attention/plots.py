@@ -87,8 +87,8 @@ def _check_heatmap(fn: str, weights, row_labels, col_labels) -> np.ndarray:
     if w.ndim != 2 or w.size == 0:
         raise ValueError(f"{fn}: weights must be a non-empty 2-D array (T rows, S columns) but "
                          f"has shape {w.shape}; for a batch, pass one example, e.g. weights[0]")
-    for role, labels, axis, name in ((("row_labels", row_labels, 0, "rows"),
-                                      ("col_labels", col_labels, 1, "columns"))):
+    for role, labels, axis, name in (("row_labels", row_labels, 0, "rows"),
+                                     ("col_labels", col_labels, 1, "columns")):
         if len(labels) != w.shape[axis]:
             raise ValueError(f"{fn}: {role} has {len(labels)} entries but weights has "
                              f"{w.shape[axis]} {name} (shape {w.shape})")
@@ -119,13 +119,13 @@ def _check_series(fn: str, series: Mapping[str, Tuple[Sequence[float], Sequence[
 
 def _segments(xs: np.ndarray, ys: np.ndarray):
     """Runs of consecutive finite points, as lists of indices (NaN or inf breaks a run)."""
-    runs, run = [], []
-    for i, ok in enumerate(np.isfinite(xs) & np.isfinite(ys)):
-        if ok:
-            run.append(i)
-        elif run:
-            runs, run = runs + [run], []
-    return runs + [run] if run else runs
+    runs = []
+    for i in np.flatnonzero(np.isfinite(xs) & np.isfinite(ys)):
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
 
 
 def heatmap_text(weights, row_labels: Sequence, col_labels: Sequence,

@@ -97,9 +97,10 @@ def test_heatmap_text_fits_width_and_marks_each_peak_darkest():
 
 
 def test_heatmap_text_uses_a_fixed_scale_and_shows_small_weights():
-    out = heatmap_text([[0.0, 0.02, 0.3, 0.6, 0.9]], ["t"], list("abcde"))
+    weights = [[0.0, 0.02, 0.25, 0.3, 0.5, 0.6, 0.75, 0.9]]  # edges belong to the bin above
+    out = heatmap_text(weights, ["t"], list("abcdefgh"))
     grid = next(ln for ln in out.splitlines() if ln.startswith("t ")).split("│")[1]
-    assert grid == "  ░░▒▒▓▓██"  # 0.02 is faint but not blank; 0.9 is not rescaled
+    assert grid == "  ░░▒▒▒▒▓▓▓▓████"  # 0.02 is faint but not blank; 0.9 is not rescaled
 
 
 def test_heatmap_text_long_labels_go_downwards():
