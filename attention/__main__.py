@@ -1,0 +1,63 @@
+"""The articles' worked examples, run by this package.
+
+    python -m attention                  # run every demo, in order
+    python -m attention --list           # name the demos
+    python -m attention 004-example      # one demo (or several names)
+    python -m attention --out DIR ...    # folder for the SVG pictures (default ./attention-demos)
+    python -m attention --no-svg ...     # terminal output only
+
+Each demo writes only its own file names in the output folder (``004_weights_vs_state.svg``,
+``000_path_length.svg``), replacing an earlier run's picture of the same name.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from attention import demos_000, demos_004
+
+DEMOS = {
+    "004-example": (demos_004.example,
+                    "source 004 §6: scores, weights and contexts for s = -1 and s = 1; the "
+                    "no-tanh ablation; weight curves over s in [-3, 3]"),
+    "004-gradient": (demos_004.gradient,
+                     "source 004 §7: dL/de_j = α_j g·(h_j - c) beside finite differences"),
+    "000-scaling": (demos_000.scaling,
+                    "source 000 §2.3/§4.2: std of q·k is √d; what softmax does with raw vs "
+                    "scaled scores"),
+    "000-path-length": (demos_000.path_length,
+                        "source 000 §4.4: gradient norm from the first input to the last output, "
+                        "tanh RNN vs one attention read"),
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attention",
+                                     description="Run the source articles' worked examples.")
+    parser.add_argument("demos", nargs="*", metavar="DEMO",
+                        help="demo names (default: all); see --list")
+    parser.add_argument("--list", action="store_true", help="name the demos and exit")
+    parser.add_argument("--out", default="attention-demos", metavar="DIR",
+                        help="folder for SVG pictures (default: ./attention-demos)")
+    parser.add_argument("--no-svg", action="store_true", help="write no SVG files")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, (_, about) in DEMOS.items():
+            print(f"{name:<16} {about}")
+        return 0
+    unknown = [d for d in args.demos if d not in DEMOS]
+    if unknown:
+        parser.error(f"unknown demo {', '.join(unknown)}; choose from {', '.join(DEMOS)}")
+    out = None if args.no_svg else args.out
+    if out is not None and os.path.exists(out) and not os.path.isdir(out):
+        parser.error(f"--out {out!r} exists and is not a folder")
+    for i, name in enumerate(args.demos or DEMOS):
+        if i:
+            print("\n" + "=" * 76 + "\n")
+        print(DEMOS[name][0](out_dir=out).text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""Masks and the masked softmax.
+
+Shape letters: B batch, T queries (target length), S keys (source length).
+
+A mask is a boolean array, **True where a position may be attended** (a real token) and False
+for padding (DESIGN.md). Scores are ``(B, S)`` (one query per example) or ``(B, T, S)``, or
+``(B, h, T, S)`` with heads. A mask is either ``(B, S)`` -- the same padding for every query --
+or has as many axes as the scores and broadcasts to them (``(B, T, S)``, ``(B, 1, S)``,
+``(1, T, S)`` …). A query whose every key is masked gets all-zero weights: never NaN.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import functional as F
+from minigrad.ops import as_tensor
+from minigrad.tensor import Tensor
+
+
+def shape_str(shape, letters: str = "") -> str:
+    """``(4, 7, 8)`` with letters "BS" -> ``"(B=4, S=7, 8)"``: names the leading dimensions."""
+    parts = [f"{l}={n}" if i < len(letters) else str(n)
+             for i, (l, n) in enumerate(zip(letters.ljust(len(shape)), shape))]
+    return "(" + ", ".join(parts) + ")"
+
+
+def scores_letters(ndim: int) -> str:
+    """Letters of a scores array: "BS", "BTS", "BhTS"."""
+    return {2: "BS", 3: "BTS", 4: "BhTS"}.get(ndim, "")
+
+
+def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask",
+            what: str = "scores") -> np.ndarray:
+    """Check ``mask`` against the scores' shape and return it ready to broadcast against them.
+
+    A ``(B, S)`` mask is given singleton axes in between: ``(B, 1, S)`` for ``(B, T, S)``
+    scores, ``(B, 1, 1, S)`` for ``(B, h, T, S)``. Raises ``ValueError`` naming ``who``, the
+    role and both shapes (``what`` names the second) when the mask is not boolean or does not fit.
+    """
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ValueError(f"{who}: {role} must be a boolean array (True = may be attended), "
+                         f"got dtype {mask.dtype}")
+    nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
+    if mask.shape == (B, S):
+        return mask.reshape((B,) + (1,) * (nd - 2) + (S,))
+    if nd > 2 and mask.ndim == nd:
+        try:
+            if np.broadcast_shapes(mask.shape, scores_shape) == tuple(scores_shape):
+                return mask
+        except ValueError:
+            pass
+    letters = scores_letters(nd)
+    also = f" or {nd} axes broadcastable to {shape_str(scores_shape, letters)}" if nd > 2 else ""
+    raise ValueError(f"{who}: {role} {tuple(mask.shape)} does not fit {what} "
+                     f"{shape_str(scores_shape, letters)}: expected (B, S) = ({B}, {S}){also}")
+
+
+def causal_mask(T: int, S: int | None = None) -> np.ndarray:
+    """``(T, S)`` boolean: query t may see key j when j ≤ t + (S − T).
+
+    For T = S this is the lower triangle (each position sees itself and the past). When there
+    are more keys than queries the queries are taken to be the *last* T positions.
+    """
+    S = T if S is None else S
+    return np.tril(np.ones((T, S), dtype=bool), k=S - T)
+
+
+def softmax_array(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """α_j = exp(e_j − m) / Σ_k exp(e_k − m) over the last axis, m = max over kept e_k.
+
+    Masked entries get exactly 0; a row with nothing kept is all zeros. No warnings: the
+    maximum of an empty row is replaced by 0 and its zero sum by 1 before dividing.
+    """
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    m = np.max(scores, axis=-1, keepdims=True)
+    if mask is not None:
+        m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(scores - m)
+    s = np.sum(e, axis=-1, keepdims=True)
+    if mask is not None:
+        s = np.where(s == 0, 1, s)
+    return e / s
+
+
+def masked_softmax(scores, mask=None, axis: int = -1) -> Tensor:
+    """α = softmax(e) over ``axis`` with masked entries left out of the sum (weight 0).
+
+        α_j = exp(e_j) / Σ_{k kept} exp(e_k)   for kept j,   α_j = 0 for masked j.
+
+    ``mask``: boolean, True = may be attended; ``(B, S)`` or broadcastable to the scores (see
+    the module docstring). A row with every entry masked is all zeros, with zero gradient.
+    """
+    scores = as_tensor(scores)
+    if mask is not None:
+        if axis in (-1, scores.ndim - 1):
+            mask = as_mask(mask, scores.shape, "masked_softmax")
+        else:  # along another axis the (B, S) convention does not apply: plain broadcasting
+            mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    return F.softmax(scores, axis=axis, mask=mask)

@@ -1,0 +1,100 @@
+"""Scaled dot-product attention and multi-head attention (Vaswani et al. 2017).
+
+Shape letters: B batch, T queries, S keys, E embedding width, h heads, d = E / h head width.
+
+    Attention(Q, K, V) = softmax(Q Kᵀ / √d) V
+    MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,
+    head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
+
+Masks follow DESIGN.md: True = may be attended. ``key_padding_mask (B, S)`` removes padded
+keys for every query; ``causal=True`` lets query t see only keys j ≤ t (self-attention).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from attention.masking import as_mask, causal_mask, shape_str
+from attention.soft import read
+from minigrad.nn import Linear, Module
+from minigrad.ops import as_tensor
+from minigrad.tensor import Tensor
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False) -> tuple:
+    """out = softmax(q kᵀ / √d) v  with optional mask and causal mask; returns ``(out, weights)``.
+
+    q (B, [h,] T, d), k (B, [h,] S, d), v (B, [h,] S, dv) -> out (B, [h,] T, dv),
+    weights (B, [h,] T, S). ``mask``: (B, S) or broadcastable to the weights; ``causal``: see
+    ``causal_mask`` (for T = S, query t sees keys 0..t). Read with the fused ``read``.
+    """
+    q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
+    letters = "BhT" if q.ndim == 4 else "BT"
+    if not 3 <= q.ndim <= 4 or k.ndim != q.ndim or v.ndim != q.ndim:
+        raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape} and v "
+                         f"{v.shape} must all be (B, T, d) or all (B, h, T, d)")
+    if k.shape[-1] != q.shape[-1] or k.shape[:-2] != q.shape[:-2] or v.shape[:-1] != k.shape[:-1]:
+        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)}, "
+                         f"k {shape_str(k.shape, letters[:-1] + 'S')} and v "
+                         f"{shape_str(v.shape, letters[:-1] + 'S')} do not fit: q and k need "
+                         f"the same width d, k and v the same batch and length S")
+    d = q.shape[-1]
+    scores = (q @ k.swapaxes(-1, -2)) / np.sqrt(d)                   # (B, [h,] T, S)
+    T, S = scores.shape[-2:]
+    if mask is not None:
+        mask = as_mask(mask, scores.shape, "scaled_dot_product_attention")
+    if causal:
+        past = causal_mask(T, S).reshape((1,) * (scores.ndim - 2) + (T, S))  # (1, [1,] T, S)
+        mask = past if mask is None else mask & past                  # (B, [h,] T, S)
+    return read(scores, v, mask)
+
+
+class MultiHeadAttention(Module):
+    """h heads of scaled dot-product attention on learned projections, then W_o.
+
+    ``W_q, W_k, W_v, W_o``: ``Linear(E, E)`` each (PyTorch's initialisation, with bias); head i
+    uses columns i·d … (i+1)·d of the projected queries, keys and values.
+    ``forward(query (B, T, E), key (B, S, E), value (B, S, E), key_padding_mask=None,
+    causal=False) -> (out (B, T, E), weights (B, h, T, S))``. Self-attention: pass the same
+    tensor three times.
+    """
+
+    def __init__(self, embed_dim: int, num_heads: int, rng: np.random.Generator | None = None,
+                 dtype=np.float64):
+        if num_heads < 1 or embed_dim % num_heads:
+            raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be a multiple of "
+                             f"num_heads {num_heads}")
+        rng = np.random.default_rng() if rng is None else rng
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.W_q = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
+        self.W_k = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
+        self.W_v = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
+        self.W_o = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
+
+    def _split(self, x: Tensor) -> Tensor:
+        """(B, L, E) -> (B, h, L, d): head i takes columns i·d … (i+1)·d."""
+        B, L, _ = x.shape
+        return x.reshape(B, L, self.num_heads, -1).transpose(0, 2, 1, 3)  # (B, h, L, d)
+
+    def forward(self, query, key, value, key_padding_mask=None, causal: bool = False) -> tuple:
+        query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
+        E = self.embed_dim
+        for role, x, letters in (("query", query, "BT"), ("key", key, "BS"),
+                                 ("value", value, "BS")):
+            if x.ndim != 3 or x.shape[-1] != E:
+                raise ValueError(f"MultiHeadAttention: {role} {shape_str(x.shape, letters)} vs "
+                                 f"embed_dim {E}: expected (B, {letters[1]}, {E})")
+        if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
+            raise ValueError(f"MultiHeadAttention: query {shape_str(query.shape, 'BT')}, key "
+                             f"{shape_str(key.shape, 'BS')} and value "
+                             f"{shape_str(value.shape, 'BS')}: batch sizes, or key and value "
+                             f"lengths, differ")
+        B, T, S = query.shape[0], query.shape[1], key.shape[1]
+        if key_padding_mask is not None:
+            key_padding_mask = as_mask(key_padding_mask, (B, S), "MultiHeadAttention",
+                                       role="key_padding_mask", what="the keys")  # (B, S)
+        q = self._split(self.W_q(query))                              # (B, h, T, d)
+        k = self._split(self.W_k(key))                                # (B, h, S, d)
+        v = self._split(self.W_v(value))                              # (B, h, S, d)
+        heads, weights = scaled_dot_product_attention(q, k, v, key_padding_mask, causal)
+        out = heads.transpose(0, 2, 1, 3).reshape(B, T, E)            # (B, T, E)
+        return self.W_o(out), weights                                 # (B, T, E), (B, h, T, S)

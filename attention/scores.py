@@ -1,0 +1,198 @@
+"""Score functions: how well does key h_j match query q?  e_j = score(q, h_j).
+
+Shape letters: B batch, T queries, S keys (source positions), Dq query width, Dk key width,
+A attention width. Query ``(B, Dq)`` gives scores ``(B, S)``; query ``(B, T, Dq)`` gives
+``(B, T, S)``; keys are ``(B, S, Dk)``.
+
+Every score module has ``project_keys(keys)``: the part of the score that depends on the keys
+alone (``W_k h + b`` for additive, ``W h`` for general, the keys themselves for dot). A decoder
+calls it once per source batch and passes the result as ``forward(..., projected=...)`` at
+every step. Parameters are initialised as PyTorch's ``Linear``: U(−1/√fan_in, 1/√fan_in).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from attention.masking import shape_str
+from minigrad import functional as F
+from minigrad.nn import Module, Parameter
+from minigrad.ops import as_tensor
+from minigrad.tensor import Tensor
+
+
+def _uniform(rng, fan_in: int, shape: tuple, dtype) -> Parameter:
+    bound = 1.0 / np.sqrt(fan_in)
+    return Parameter(rng.uniform(-bound, bound, size=shape).astype(dtype))
+
+
+class Score(Module):
+    """Base class: input checks, ``project_keys`` (identity here) and the 2-D/3-D query rule."""
+
+    def project_keys(self, keys) -> Tensor:
+        """Identity: the dot scores use the keys as they are.  (B, S, Dk)"""
+        return as_tensor(keys)
+
+    def _inputs(self, query, keys):
+        """Tensors ``(query, keys)`` after checking their ranks and batch sizes."""
+        who = type(self).__name__
+        query, keys = as_tensor(query), as_tensor(keys)
+        if query.ndim not in (2, 3):
+            raise ValueError(f"{who}: query must be (B, Dq) or (B, T, Dq), got shape {query.shape}")
+        if keys.ndim != 3:
+            raise ValueError(f"{who}: keys must be (B, S, Dk), got shape {keys.shape}")
+        if query.shape[0] != keys.shape[0]:
+            raise ValueError(f"{who}: query {self._q(query)} vs keys "
+                             f"{shape_str(keys.shape, 'BS')}: batch sizes differ")
+        return query, keys
+
+    @staticmethod
+    def _q(query) -> str:
+        return shape_str(query.shape, "BT" if query.ndim == 3 else "B")
+
+    def _expect(self, role: str, x, letters: str, weight: str, width: int) -> None:
+        """Raise unless the last dimension of ``x`` is ``width`` (what ``weight`` expects)."""
+        if x.shape[-1] != width:
+            raise ValueError(f"{type(self).__name__}: {role} {shape_str(x.shape, letters)} "
+                             f"vs {weight} expects {width}")
+
+    def _projected(self, projected, keys, width: int) -> Tensor:
+        """``projected`` checked against the keys: (B, S, width)."""
+        projected = as_tensor(projected)
+        if projected.shape != keys.shape[:2] + (width,):
+            raise ValueError(f"{type(self).__name__}: projected {shape_str(projected.shape, 'BS')} "
+                             f"vs keys {shape_str(keys.shape, 'BS')}: expected "
+                             f"{shape_str(keys.shape[:2] + (width,), 'BS')} (from project_keys)")
+        return projected
+
+
+def _additive(q: Tensor, k: Tensor, v: Tensor, activation) -> Tensor:
+    """e_j = vᵀ act(q + k_j) for projected q (B, [T,] A) and k (B, S, A)  -> (B, [T,] S)."""
+    if q.ndim == 3:
+        k = k.expand_dims(1)                                  # (B, 1, S, A)
+    pre = q.expand_dims(-2) + k                               # (B, [T,] S, A)
+    hidden = pre.tanh() if activation == "tanh" else pre      # (B, [T,] S, A)
+    return hidden @ v                                         # (B, [T,] S)
+
+
+class AdditiveScore(Score):
+    """Bahdanau's additive score, with source 004's explicit bias:
+
+        e_j = vᵀ tanh(W_q q + W_k h_j + b)
+
+    ``W_q (A, Dq)``, ``W_k (A, Dk)``, ``b (A,)``, ``v (A,)``. ``project_keys(h) = W_k h + b``.
+    ``activation=None`` is source 004's linear ablation  e_j = vᵀW_q q + vᵀb + vᵀW_k h_j :
+    the first two terms are the same for every j and softmax ignores a shift, so the weights
+    no longer depend on the query at all.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, attn_dim: int, bias: bool = True,
+                 activation: str | None = "tanh", rng: np.random.Generator | None = None,
+                 dtype=np.float64):
+        if activation not in ("tanh", None):
+            raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, "
+                             f"got {activation!r}")
+        rng = np.random.default_rng() if rng is None else rng
+        self.activation = activation
+        self.W_q = _uniform(rng, query_dim, (attn_dim, query_dim), dtype)
+        self.W_k = _uniform(rng, key_dim, (attn_dim, key_dim), dtype)
+        self.b = _uniform(rng, key_dim, (attn_dim,), dtype) if bias else None  # as W_k's bias
+        self.v = _uniform(rng, attn_dim, (attn_dim,), dtype)
+
+    def project_keys(self, keys) -> Tensor:
+        """W_k h_j + b for every source position: (B, S, A)."""
+        keys = as_tensor(keys)
+        self._expect("keys", keys, "BS", "W_k", self.W_k.shape[1])
+        return F.linear(keys, self.W_k, self.b)                       # (B, S, A)
+
+    def forward(self, query, keys, projected=None) -> Tensor:
+        query, keys = self._inputs(query, keys)
+        self._expect("query", query, "BT"[:query.ndim - 1], "W_q", self.W_q.shape[1])
+        k = (self.project_keys(keys) if projected is None
+             else self._projected(projected, keys, self.W_q.shape[0]))  # (B, S, A)
+        q = F.linear(query, self.W_q)                                  # (B, [T,] A)
+        return _additive(q, k, self.v, self.activation)               # (B, [T,] S)
+
+
+class ConcatScore(Score):
+    """Luong's concat score  e_j = vᵀ tanh(W [q; h_j]).
+
+    ``W (A, Dq + Dk)``, ``v (A,)``. Since W [q; h] = W_q q + W_k h with ``W = [W_q | W_k]``,
+    it is the additive score without bias, and ``project_keys(h) = W_k h``.
+    """
+
+    def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        self.query_dim = query_dim
+        self.W = _uniform(rng, query_dim + key_dim, (attn_dim, query_dim + key_dim), dtype)
+        self.v = _uniform(rng, attn_dim, (attn_dim,), dtype)
+
+    def project_keys(self, keys) -> Tensor:
+        """W_k h_j, with W_k the right-hand block of W: (B, S, A)."""
+        keys = as_tensor(keys)
+        self._expect("keys", keys, "BS", "W[:, Dq:]", self.W.shape[1] - self.query_dim)
+        return F.linear(keys, self.W[:, self.query_dim:])              # (B, S, A)
+
+    def forward(self, query, keys, projected=None) -> Tensor:
+        query, keys = self._inputs(query, keys)
+        self._expect("query", query, "BT"[:query.ndim - 1], "W[:, :Dq]", self.query_dim)
+        k = (self.project_keys(keys) if projected is None
+             else self._projected(projected, keys, self.W.shape[0]))   # (B, S, A)
+        q = F.linear(query, self.W[:, :self.query_dim])                # (B, [T,] A)
+        return _additive(q, k, self.v, "tanh")                         # (B, [T,] S)
+
+
+class DotScore(Score):
+    """Luong's dot score  e_j = qᵀ h_j  (query and keys of equal width, no parameters)."""
+
+    def forward(self, query, keys, projected=None) -> Tensor:
+        query, keys = self._inputs(query, keys)
+        k = keys if projected is None else self._projected(projected, keys, keys.shape[-1])
+        if query.shape[-1] != k.shape[-1]:
+            raise ValueError(f"{type(self).__name__}: query {self._q(query)} vs keys "
+                             f"{shape_str(k.shape, 'BS')}: qᵀh needs equal widths "
+                             f"(GeneralScore takes unequal ones)")
+        q = query if query.ndim == 3 else query.expand_dims(1)        # (B, T, D)
+        e = q @ k.swapaxes(-1, -2)                                     # (B, T, S)
+        return e if query.ndim == 3 else e.squeeze(1)                  # (B, [T,] S)
+
+
+class ScaledDotScore(DotScore):
+    """Vaswani's scaled dot score  e_j = qᵀ h_j / √d  (d the key width), or ``/ scale``.
+
+    For q, h with independent N(0, 1) entries Var(qᵀh) = d, so the raw score grows like √d and
+    pushes softmax into saturation; dividing by √d brings the variance back to 1.
+    """
+
+    def __init__(self, scale: float | None = None):
+        if scale is not None and not scale > 0:
+            raise ValueError(f"ScaledDotScore: scale must be positive, got {scale}")
+        self.scale = scale
+
+    def forward(self, query, keys, projected=None) -> Tensor:
+        scale = np.sqrt(as_tensor(keys).shape[-1]) if self.scale is None else self.scale
+        return super().forward(query, keys, projected) / scale       # (B, [T,] S)
+
+
+class GeneralScore(Score):
+    """Luong's general score  e_j = qᵀ W h_j,  ``W (Dq, Dk)``;  ``project_keys(h) = W h``."""
+
+    def __init__(self, query_dim: int, key_dim: int, rng: np.random.Generator | None = None,
+                 dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        self.W = _uniform(rng, key_dim, (query_dim, key_dim), dtype)
+
+    def project_keys(self, keys) -> Tensor:
+        """W h_j for every source position: (B, S, Dq)."""
+        keys = as_tensor(keys)
+        self._expect("keys", keys, "BS", "W", self.W.shape[1])
+        return F.linear(keys, self.W)                                  # (B, S, Dq)
+
+    def forward(self, query, keys, projected=None) -> Tensor:
+        query, keys = self._inputs(query, keys)
+        self._expect("query", query, "BT"[:query.ndim - 1], "W", self.W.shape[0])
+        k = (self.project_keys(keys) if projected is None
+             else self._projected(projected, keys, self.W.shape[0]))   # (B, S, Dq)
+        q = query if query.ndim == 3 else query.expand_dims(1)        # (B, T, Dq)
+        e = q @ k.swapaxes(-1, -2)                                     # (B, T, S)
+        return e if query.ndim == 3 else e.squeeze(1)                  # (B, [T,] S)

@@ -1,0 +1,137 @@
+"""Soft attention: the read  c = Σ_j α_j h_j,  α = softmax(e),  and its analytic gradient.
+
+Shape letters: B batch, T queries, S source positions, D value width. Scores ``(B, S)`` read
+values ``(B, S, D)`` into a context ``(B, D)``; scores ``(B, T, S)`` (or ``(B, h, T, S)`` with
+heads) give ``(B, T, D)`` (``(B, h, T, D)``).
+
+Two implementations of the same map:
+
+* ``attend``: composed from minigrad ops (masked softmax, then a matmul), the readable
+  reference whose gradient autograd derives;
+* ``read``: one fused op whose backward is the formula of source 004 §7,
+
+      ∂L/∂e_j = α_j · g·(h_j − c)      (``score_grad``),      ∂L/∂h_j = α_j g,
+
+  with g = ∂L/∂c. The tests check that the two agree (to 1e-12) and ``benchmarks/bench_read.py``
+  measures what the fusion buys.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from attention.masking import as_mask, masked_softmax, scores_letters, shape_str, softmax_array
+from minigrad.nn import Module
+from minigrad.ops import as_tensor
+from minigrad.tensor import Tensor
+
+
+def _check_read(who: str, scores, values) -> bool:
+    """True when there is one query per value set (scores (B, S) with values (B, S, D))."""
+    if scores.ndim not in (values.ndim - 1, values.ndim) or values.ndim < 3:
+        raise ValueError(f"{who}: scores {shape_str(scores.shape, scores_letters(scores.ndim))} "
+                         f"vs values {shape_str(values.shape, 'BS')}: expected scores (B, S) "
+                         f"or (B, T, S) for values (B, S, D)")
+    single = scores.ndim == values.ndim - 1
+    lead = scores.shape[:-1] if single else scores.shape[:-2]
+    if lead != values.shape[:-2] or scores.shape[-1] != values.shape[-2]:
+        raise ValueError(f"{who}: scores {shape_str(scores.shape, scores_letters(scores.ndim))} "
+                         f"vs values {shape_str(values.shape, 'BS')}: batch or source "
+                         f"length differs")
+    return single
+
+
+def weighted_sum(weights, values) -> Tensor:
+    """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
+    weights, values = as_tensor(weights), as_tensor(values)
+    if weights.ndim == values.ndim - 1:
+        return (weights.expand_dims(-2) @ values).squeeze(-2)       # (B, D)
+    return weights @ values                                         # (B, T, D)
+
+
+def attend(scores, values, mask=None) -> tuple:
+    """α = masked_softmax(e),  c = Σ_j α_j h_j,  composed from minigrad ops.
+
+    Returns ``(context, weights)``: (B, D) and (B, S), or (B, T, D) and (B, T, S).
+    """
+    scores, values = as_tensor(scores), as_tensor(values)
+    _check_read("attend", scores, values)
+    if mask is not None:
+        mask = as_mask(mask, scores.shape, "attend")                # (B, [1|T,] S)
+    weights = masked_softmax(scores, mask)                          # (B, [T,] S)
+    return weighted_sum(weights, values), weights                   # (B, [T,] D)
+
+
+def score_grad(weights, values, context, grad_context) -> np.ndarray:
+    """∂L/∂e_j = α_j · g·(h_j − c)  (source 004 §7), for all j at once.
+
+    From ∂α_k/∂e_j = α_k(δ_kj − α_j):  ∂c/∂e_j = Σ_k α_k(δ_kj − α_j) h_k = α_j (h_j − c),
+    then the chain rule with g = ∂L/∂c. Arrays (or tensors): weights (B, [T,] S), values
+    (B, S, D), context and grad_context (B, [T,] D). Masked positions (α_j = 0) get exactly 0,
+    and Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0: shifting every score changes nothing.
+    """
+    a, h, c, g = (np.asarray(x.data if isinstance(x, Tensor) else x)
+                  for x in (weights, values, context, grad_context))
+    single = a.ndim == h.ndim - 1
+    if single:
+        a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
+    g_dot_h = g @ np.swapaxes(h, -1, -2)                             # (B, T, S): g·h_j
+    g_dot_c = np.sum(g * c, axis=-1, keepdims=True)                  # (B, T, 1): g·c
+    grad = a * (g_dot_h - g_dot_c)                                   # (B, T, S)
+    return grad[..., 0, :] if single else grad
+
+
+def read(scores, values, mask=None) -> tuple:
+    """The fused read: ``(context, weights)`` as ``attend`` gives them, as one graph node.
+
+    Forward: α = masked softmax(e), c = Σ_j α_j h_j. Backward: ``score_grad`` for the scores
+    and ∂L/∂h_j = Σ_t α_tj g_t for the values. ``weights`` is a second, cheap node (the
+    softmax VJP on the same α) so a loss may use the weights too.
+    """
+    scores = as_tensor(scores)
+    values = as_tensor(values, scores)
+    single = _check_read("read", scores, values)
+    if mask is not None:
+        mask = as_mask(mask, scores.shape, "read")
+    a = softmax_array(scores.data, mask)                             # (B, [T,] S)
+    a3 = a[..., None, :] if single else a                            # (B, T, S)
+    c3 = a3 @ values.data                                            # (B, T, D)
+    c = c3[..., 0, :] if single else c3                              # (B, [T,] D)
+
+    def vjp(g):
+        ge = score_grad(a, values.data, c, g) if scores.requires_grad else None
+        if not values.requires_grad:
+            return ge, None
+        if single:  # an outer product: broadcasting beats a batch of (S, 1) @ (1, D) matmuls
+            return ge, a[..., :, None] * g[..., None, :]              # (B, S, D): α_j g
+        return ge, np.swapaxes(a, -1, -2) @ g                         # (B, S, D): Σ_t α_tj g_t
+
+    def weights_vjp(g):
+        return (a * (g - np.sum(g * a, axis=-1, keepdims=True)),)
+
+    context = Tensor._from_op(c, (scores, values), vjp, "read")
+    weights = Tensor._from_op(a, (scores,), weights_vjp, "read.weights")
+    return context, weights
+
+
+class Attention(Module):
+    """Soft attention with a score module:  e = score(q, h),  α = softmax(e),  c = Σ_j α_j v_j.
+
+    ``forward(query, keys, values=None, mask=None, projected=None) -> (context, weights)``:
+    query (B, Dq) or (B, T, Dq), keys (B, S, Dk), values (B, S, Dv) (default: the keys),
+    mask (B, S) boolean, True = may be attended; ``projected`` from ``project_keys(keys)``.
+    ``fused=True`` reads with ``read``, ``fused=False`` with the composed ``attend``.
+    """
+
+    def __init__(self, score: Module, fused: bool = True):
+        self.score, self.fused = score, fused
+
+    def project_keys(self, keys) -> Tensor:
+        """The score's key precomputation, to pass as ``projected`` at every decoder step."""
+        return self.score.project_keys(keys)
+
+    def forward(self, query, keys, values=None, mask=None, projected=None) -> tuple:
+        values = keys if values is None else values
+        scores = self.score(query, keys, projected=projected)       # (B, [T,] S)
+        if mask is not None:
+            mask = as_mask(mask, scores.shape, "Attention")         # (B, [1|T,] S)
+        return (read if self.fused else attend)(scores, values, mask)

@@ -1,0 +1,112 @@
+"""The demos (``python -m attention``) print the sources' numbers; each is checked here."""
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from attention import demos_000, demos_004
+from attention.__main__ import DEMOS, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_004_example_prints_the_articles_table_and_contexts(tmp_path):
+    result = demos_004.example(out_dir=tmp_path)
+    v = result.values
+    np.testing.assert_array_equal(np.round(v["scores"], 4), [[1.5232, 0.9640, 0.2335],
+                                                             [0.2335, 0.9640, 1.5232]])
+    np.testing.assert_array_equal(np.round(v["weights"], 4), [[0.5414, 0.3095, 0.1491],
+                                                              [0.1491, 0.3095, 0.5414]])
+    np.testing.assert_array_equal(np.round(v["contexts"], 6), [[1.392334, -0.607666],
+                                                               [0.607666, -1.392334]])
+    for line in ("I       (2, 0)     1.5232  0.5414     0.2335  0.1491",
+                 "like    (1, -1)    0.9640  0.3095     0.9640  0.3095",
+                 "cats    (0, -2)    0.2335  0.1491     1.5232  0.5414",
+                 "context c_A = Σ_j α_j h_j = (1.392334, -0.607666)",
+                 "context c_B = Σ_j α_j h_j = (0.607666, -1.392334)"):
+        assert line in result.text
+    # the ablation: equal weights whatever the state
+    np.testing.assert_allclose(v["ablation_weights"], 1 / 3, atol=1e-15)
+    assert result.text.count("weights 0.3333 0.3333 0.3333   c = (1.0000, -1.0000)") == 5
+    # the curves: α_I(s) = α_cats(−s) on the symmetric grid s ∈ [−3, 3]
+    s, w = v["curve_states"], v["curve_weights"]
+    assert s[0] == -3 and s[-1] == 3
+    np.testing.assert_allclose(w[:, 0], w[::-1, 2], atol=1e-12)
+    assert "α(I)" in result.text and "decoder state s" in result.text
+    (svg,) = result.files
+    assert os.path.basename(svg) == "004_weights_vs_state.svg"
+    assert ET.parse(svg).getroot().tag.endswith("svg")
+
+
+def test_004_gradient_formula_beside_finite_differences_and_autograd():
+    result = demos_004.gradient()
+    for name, sign in (("A", 1), ("B", -1)):
+        v = result.values[name]
+        np.testing.assert_allclose(v["formula"], v["numeric"], rtol=0, atol=1e-8)
+        np.testing.assert_allclose(v["formula"], v["autograd"], rtol=0, atol=1e-12)
+        assert abs(v["formula"].sum()) < 1e-12
+        rows = [0.328996, -0.121434, -0.207561]                   # ∂c/∂e_j, state A
+        expected = rows if sign == 1 else [-r for r in rows[::-1]]
+        np.testing.assert_array_equal(np.round(v["dc_de"][:, 0], 6), expected)
+    assert "(0.328996, 0.328996)" in result.text and "(-0.207561, -0.207561)" in result.text
+    assert "0.493493306" in result.text
+
+
+def test_000_scaling_std_is_sqrt_d_raw_and_1_scaled():
+    result = demos_000.scaling()
+    for d, (raw, scaled) in result.values["std"].items():
+        assert abs(raw / np.sqrt(d) - 1) < 0.05 and abs(scaled - 1) < 0.05
+        assert f"{raw:>9.3f}  {np.sqrt(d):>7.3f}  {scaled:>12.3f}" in result.text
+    raw, scaled = result.values["softmax"]["raw"], result.values["softmax"]["scaled"]
+    assert raw["max_weight"] > 0.8 > 0.5 > scaled["max_weight"]
+    assert raw["entropy"] < 0.5 < 1.5 < scaled["entropy"]
+    assert raw["one_hot"] > 0.3 and scaled["one_hot"] == 0
+    assert raw["jacobian"] < scaled["jacobian"]
+    assert f"{raw['max_weight']:>9.3f}  {raw['entropy']:>8.3f}" in result.text
+    assert 0.005 < result.values["beyond_20"] < 0.03          # tails only: about 1.3 %
+
+
+def test_000_path_length_rnn_gradient_vanishes_attention_does_not(tmp_path):
+    result = demos_000.path_length(out_dir=tmp_path, lengths=(2, 10, 20, 40), batch=8)
+    rnn, att = result.values["rnn"], result.values["attention"]
+    assert np.all(np.diff(np.log(rnn)) < 0)                # shrinks with every length
+    assert rnn[2] < 1e-3 and att[2] > 1e-2                 # n = 20: geometric vs ~1/n
+    assert att[-1] / rnn[-1] > 1e6
+    for n, r, a in zip((2, 10, 20, 40), rnn, att):
+        assert f"{n:>5}  {r:>10.2e}  {a:>10.2e}" in result.text
+    assert ET.parse(result.files[0]).getroot().tag.endswith("svg")
+
+
+def test_cli_lists_runs_and_rejects(tmp_path, capsys):
+    assert main(["--list"]) == 0
+    assert capsys.readouterr().out.split("\n")[0].startswith("004-example")
+    keep = tmp_path / "notes.txt"
+    keep.write_text("mine")
+    assert main(["004-example", "004-gradient", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "0.5414" in out and "∂L/∂e_j" in out
+    assert sorted(os.listdir(tmp_path)) == ["004_weights_vs_state.svg", "notes.txt"]
+    assert keep.read_text() == "mine"
+    assert main(["000-scaling", "--no-svg"]) == 0
+    with pytest.raises(SystemExit):
+        main(["no-such-demo"])
+    with pytest.raises(SystemExit):
+        main(["004-example", "--out", str(keep)])
+    assert keep.read_text() == "mine"
+
+
+def test_python_dash_m_attention_runs_every_demo(tmp_path):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.run([sys.executable, "-m", "attention"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    for name in DEMOS:
+        assert DEMOS[name][1]  # each has a description
+    assert "1.5232" in run.stdout and "(0.607666, -1.392334)" in run.stdout
+    assert "std(q·k)" in run.stdout and "tanh RNN" in run.stdout
+    assert sorted(os.listdir(tmp_path / "attention-demos")) == ["000_path_length.svg",
+                                                                 "004_weights_vs_state.svg"]

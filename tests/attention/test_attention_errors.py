@@ -1,0 +1,74 @@
+"""Bad input raises ValueError naming the module, the role and the shapes."""
+import numpy as np
+import pytest
+
+from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
+                       LocalAttention, MultiHeadAttention, ScaledDotScore, attend, masked_softmax,
+                       read, scaled_dot_product_attention)
+
+rng = np.random.default_rng(0)
+Q16, KEYS8 = np.zeros((4, 16)), np.zeros((4, 7, 8))
+
+CASES = [
+    ("query width vs W_q", lambda: AdditiveScore(32, 8, 16, rng=rng)(Q16, KEYS8),
+     "AdditiveScore: query (B=4, 16) vs W_q expects 32"),
+    ("3-D query width vs W_q", lambda: AdditiveScore(32, 8, 16, rng=rng)(np.zeros((4, 5, 16)), KEYS8),
+     "AdditiveScore: query (B=4, T=5, 16) vs W_q expects 32"),
+    ("key width vs W_k", lambda: AdditiveScore(16, 16, 16, rng=rng)(Q16, KEYS8),
+     "AdditiveScore: keys (B=4, S=7, 8) vs W_k expects 16"),
+    ("dot on unequal widths", lambda: DotScore()(Q16, KEYS8),
+     "DotScore: query (B=4, 16) vs keys (B=4, S=7, 8): qᵀh needs equal widths"),
+    ("scaled dot on unequal widths", lambda: ScaledDotScore()(Q16, KEYS8),
+     "ScaledDotScore: query (B=4, 16) vs keys (B=4, S=7, 8)"),
+    ("general query width", lambda: GeneralScore(12, 8, rng=rng)(Q16, KEYS8),
+     "GeneralScore: query (B=4, 16) vs W expects 12"),
+    ("concat key width", lambda: ConcatScore(16, 6, 4, rng=rng)(Q16, KEYS8),
+     "ConcatScore: keys (B=4, S=7, 8) vs W[:, Dq:] expects 6"),
+    ("batch sizes", lambda: DotScore()(np.zeros((3, 8)), KEYS8),
+     "DotScore: query (B=3, 8) vs keys (B=4, S=7, 8): batch sizes differ"),
+    ("query rank", lambda: DotScore()(np.zeros(8), KEYS8),
+     "DotScore: query must be (B, Dq) or (B, T, Dq), got shape (8,)"),
+    ("projected of the wrong width",
+     lambda: AdditiveScore(16, 8, 5, rng=rng)(Q16, KEYS8, projected=np.zeros((4, 7, 8))),
+     "AdditiveScore: projected (B=4, S=7, 8) vs keys (B=4, S=7, 8): expected (B=4, S=7, 5)"),
+    ("mask not boolean", lambda: Attention(DotScore())(np.zeros((4, 8)), KEYS8, mask=np.ones((4, 7))),
+     "Attention: mask must be a boolean array (True = may be attended), got dtype float64"),
+    ("mask not (B, S)",
+     lambda: Attention(DotScore())(np.zeros((4, 8)), KEYS8, mask=np.ones((4, 6), bool)),
+     "Attention: mask (4, 6) does not fit scores (B=4, S=7): expected (B, S) = (4, 7)"),
+    ("mask not broadcastable to (B, T, S)",
+     lambda: Attention(DotScore())(np.zeros((4, 3, 8)), KEYS8, mask=np.ones((4, 2, 7), bool)),
+     "Attention: mask (4, 2, 7) does not fit scores (B=4, T=3, S=7)"),
+    ("masked_softmax mask dtype", lambda: masked_softmax(np.zeros((4, 7)), np.ones((4, 7), int)),
+     "masked_softmax: mask must be a boolean array"),
+    ("read: values' length", lambda: read(np.zeros((4, 7)), np.zeros((4, 6, 8))),
+     "read: scores (B=4, S=7) vs values (B=4, S=6, 8)"),
+    ("attend: mask shape", lambda: attend(np.zeros((4, 7)), KEYS8, np.ones((7,), bool)),
+     "attend: mask (7,) does not fit scores (B=4, S=7)"),
+    ("sdpa widths",
+     lambda: scaled_dot_product_attention(np.zeros((2, 3, 8)), np.zeros((2, 4, 6)), np.zeros((2, 4, 6))),
+     "scaled_dot_product_attention: q (B=2, T=3, 8), k (B=2, S=4, 6)"),
+    ("MHA key width",
+     lambda: MultiHeadAttention(8, 2, rng=rng)(np.zeros((2, 3, 8)), np.zeros((2, 4, 6)), np.zeros((2, 4, 6))),
+     "MultiHeadAttention: key (B=2, S=4, 6) vs embed_dim 8"),
+    ("MHA key padding mask",
+     lambda: MultiHeadAttention(8, 2, rng=rng)(np.zeros((2, 3, 8)), np.zeros((2, 4, 8)),
+                                               np.zeros((2, 4, 8)), key_padding_mask=np.ones((2, 3), bool)),
+     "MultiHeadAttention: key_padding_mask (2, 3) does not fit the keys (B=2, S=4)"),
+    ("MHA heads", lambda: MultiHeadAttention(8, 3), "embed_dim 8 must be a multiple of num_heads 3"),
+    ("local mask", lambda: LocalAttention(DotScore(), 2)(np.zeros((4, 8)), KEYS8, position=1,
+                                                         mask=np.ones((4, 7), np.int8)),
+     "LocalAttention: mask must be a boolean array"),
+    ("local-p query width",
+     lambda: LocalAttention(GeneralScore(16, 8, rng=rng), 2, predictive=True, query_dim=12)(Q16, KEYS8),
+     "LocalAttention: query (B=4, 16) vs W_p expects 12"),
+    ("activation", lambda: AdditiveScore(4, 4, 4, activation="relu"),
+     "activation must be 'tanh' or None"),
+]
+
+
+@pytest.mark.parametrize("call, message", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_raises_a_value_error_naming_role_and_shapes(call, message):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert message in str(info.value)

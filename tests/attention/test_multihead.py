@@ -1,0 +1,115 @@
+"""Scaled dot-product and multi-head attention: against NumPy, masks (key padding, causal),
+gradchecks, and one head with identity projections = ScaledDotScore + attend."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from attention import MultiHeadAttention, ScaledDotScore, attend, scaled_dot_product_attention
+from attention_checks import gradcheck_module
+from minigrad.gradcheck import gradcheck
+
+
+def np_sdpa(q, k, v, mask):
+    e = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    z = np.where(mask, np.exp(e - e.max(-1, keepdims=True)), 0.0)
+    a = z / np.maximum(z.sum(-1, keepdims=True), 1e-300)
+    return a @ v, a
+
+
+@pytest.mark.parametrize("heads", [False, True])
+def test_sdpa_matches_numpy_with_padding_and_causal_masks(heads):
+    rng = np.random.default_rng(0)
+    lead = (2, 3) if heads else (2,)
+    q, k, v = (rng.normal(size=lead + (4, 5)) for _ in range(3))       # T = S = 4
+    pad = np.array([[True, True, True, False], [True, True, False, False]])
+    full = pad.reshape((2,) + (1,) * (len(lead) - 1) + (1, 4)) & np.tril(np.ones((4, 4), bool))
+    out, w = scaled_dot_product_attention(q, k, v, mask=pad, causal=True)
+    ref_out, ref_w = np_sdpa(q, k, v, full)
+    np.testing.assert_allclose(out.data, ref_out, atol=1e-12)
+    np.testing.assert_allclose(w.data, ref_w, atol=1e-12)
+    assert np.all(w.data[..., np.triu_indices(4, 1)[0], np.triu_indices(4, 1)[1]] == 0)
+
+
+def test_causal_output_does_not_see_the_future():
+    rng = np.random.default_rng(1)
+    q, k, v = (rng.normal(size=(1, 5, 3)) for _ in range(3))
+    out, _ = scaled_dot_product_attention(q, k, v, causal=True)
+    k2, v2 = k.copy(), v.copy()
+    k2[:, 3:], v2[:, 3:] = 9.0, -9.0                                   # change positions 3, 4
+    out2, _ = scaled_dot_product_attention(q, k2, v2, causal=True)
+    np.testing.assert_allclose(out2.data[:, :3], out.data[:, :3], atol=1e-15)
+
+
+def test_sdpa_gradcheck_with_mask():
+    rng = np.random.default_rng(2)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
+    pad = np.array([[True] * 5, [True, True, False, True, False]])
+    assert gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, pad)[0], [q, k, v])
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_multihead_gradcheck_self_attention(causal):
+    rng = np.random.default_rng(3)
+    mha = MultiHeadAttention(4, 2, rng=rng)
+    x = mg.tensor(rng.normal(size=(2, 3, 4)), requires_grad=True)
+    pad = np.array([[True, True, True], [True, True, False]])
+
+    def fn(x):
+        out, w = mha(x, x, x, key_padding_mask=pad, causal=causal)
+        return mg.concatenate([out.reshape(-1), w.reshape(-1)])
+
+    assert gradcheck_module(mha, fn, [x])
+
+
+def test_multihead_gradcheck_cross_attention():
+    rng = np.random.default_rng(4)
+    mha = MultiHeadAttention(6, 3, rng=rng)
+    q = mg.tensor(rng.normal(size=(2, 2, 6)), requires_grad=True)
+    kv = mg.tensor(rng.normal(size=(2, 4, 6)), requires_grad=True)
+    pad = np.array([[True, True, True, True], [True, False, True, False]])
+    assert gradcheck_module(mha, lambda q, kv: mha(q, kv, kv, key_padding_mask=pad)[0], [q, kv])
+
+
+def test_multihead_matches_a_per_head_numpy_reference():
+    rng = np.random.default_rng(5)
+    E, h = 6, 3
+    mha = MultiHeadAttention(E, h, rng=rng)
+    q, kv = rng.normal(size=(2, 3, E)), rng.normal(size=(2, 4, E))
+    pad = np.array([[True, True, True, False], [True] * 4])
+    out, w = mha(q, kv, kv, key_padding_mask=pad)
+    lin = lambda layer, x: x @ layer.weight.data.T + layer.bias.data
+    Q, K, V = lin(mha.W_q, q), lin(mha.W_k, kv), lin(mha.W_v, kv)
+    d = E // h
+    heads, weights = [], []
+    for i in range(h):
+        cols = slice(i * d, (i + 1) * d)
+        o, a = np_sdpa(Q[..., cols], K[..., cols], V[..., cols], pad[:, None, :])
+        heads.append(o)
+        weights.append(a)
+    np.testing.assert_allclose(w.data, np.stack(weights, axis=1), atol=1e-12)
+    np.testing.assert_allclose(out.data, lin(mha.W_o, np.concatenate(heads, -1)), atol=1e-12)
+    assert w.shape == (2, h, 3, 4)
+
+
+def test_one_head_with_identity_projections_equals_scaled_dot_score_and_attend():
+    rng = np.random.default_rng(6)
+    mha = MultiHeadAttention(5, 1, rng=rng)
+    for layer in (mha.W_q, mha.W_k, mha.W_v, mha.W_o):
+        layer.weight.data[...] = np.eye(5)
+        layer.bias.data[...] = 0.0
+    q, k, v = rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 4, 5)), rng.normal(size=(2, 4, 5))
+    pad = np.array([[True, False, True, True], [True] * 4])
+    out, w = mha(q, k, v, key_padding_mask=pad)
+    context, weights = attend(ScaledDotScore()(q, k), v, pad)
+    np.testing.assert_allclose(out.data, context.data, atol=1e-12)
+    np.testing.assert_allclose(w.data[:, 0], weights.data, atol=1e-12)
+
+
+def test_multihead_float32_end_to_end():
+    rng = np.random.default_rng(7)
+    mha = MultiHeadAttention(4, 2, rng=rng, dtype=np.float32)
+    x = mg.tensor(rng.normal(size=(2, 3, 4)).astype(np.float32), requires_grad=True)
+    out, w = mha(x, x, x, causal=True)
+    out.sum().backward()
+    assert out.dtype == w.dtype == x.grad.dtype == np.float32
+    assert all(p.grad.dtype == np.float32 for p in mha.parameters())

@@ -1,0 +1,160 @@
+"""The read c = Σ_j α_j h_j: masked softmax, composed ``attend``, fused ``read`` and the
+analytic gradient ``score_grad`` ∂L/∂e_j = α_j g·(h_j − c) (source 004 §7), checked three ways."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import minigrad as mg
+from attention import AdditiveScore, Attention, DotScore, attend, masked_softmax, read, score_grad
+from attention_checks import expand_mask, read_inputs
+from minigrad.gradcheck import gradcheck, numerical_grad
+
+
+def np_softmax(e, mask):
+    """Reference: exp over kept entries, normalised; rows with nothing kept are 0."""
+    z = np.where(mask, np.exp(e - e.max(-1, keepdims=True)), 0.0)
+    total = z.sum(-1, keepdims=True)
+    return np.divide(z, total, out=np.zeros_like(z), where=total > 0)
+
+
+@given(read_inputs())
+def test_attend_and_read_match_numpy(inputs):
+    scores, values, mask = inputs
+    alpha = np_softmax(scores, expand_mask(mask, scores))
+    context = np.einsum("b...s,bsd->b...d", alpha, values)
+    for fn in (attend, read):
+        c, w = fn(scores, values, mask)
+        np.testing.assert_allclose(w.data, alpha, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(c.data, context, rtol=0, atol=1e-12)
+
+
+# ---- score_grad, the three checks of the issue -----------------------------------------
+
+def loss_of_scores(values, g, mask):
+    """L(e) = g·c(e), the loss whose ∂L/∂c is g."""
+    return lambda e: (read(e, values, mask)[0] * g).sum()
+
+
+@settings(deadline=None)
+@given(read_inputs(), st.integers(0, 2**32 - 1))
+def test_score_grad_matches_finite_differences(inputs, seed):
+    scores, values, mask = inputs
+    c, w = read(scores, values, mask)
+    g = np.random.default_rng(seed).uniform(-1, 1, c.shape)
+    formula = score_grad(w.data, values, c.data, g)
+    numeric = numerical_grad(loss_of_scores(values, g, mask), [mg.tensor(scores)], eps=1e-5)[0]
+    # relative to the gradient's size; the floor makes an all-masked (zero) gradient absolute
+    rel = np.linalg.norm(formula - numeric) / max(np.linalg.norm(numeric), 1e-2)
+    assert rel <= 1e-6
+
+
+@given(read_inputs(), st.integers(0, 2**32 - 1))
+def test_score_grad_equals_composed_autograd(inputs, seed):
+    scores, values, mask = inputs
+    e = mg.tensor(scores, requires_grad=True)
+    c, w = attend(e, values, mask)                  # softmax, then the weighted sum
+    g = np.random.default_rng(seed).normal(size=c.shape)
+    c.backward(g)
+    np.testing.assert_allclose(score_grad(w.data, values, c.data, g), e.grad, rtol=0, atol=1e-12)
+
+
+@given(read_inputs(), st.integers(0, 2**32 - 1))
+def test_score_grad_sums_to_zero_and_is_zero_where_masked(inputs, seed):
+    scores, values, mask = inputs
+    c, w = read(scores, values, mask)
+    g = np.random.default_rng(seed).normal(size=c.shape)
+    grad = score_grad(w.data, values, c.data, g)
+    scale = 1 + np.abs(g).sum(-1, keepdims=True) * np.abs(values).max()
+    assert np.all(np.abs(grad.sum(-1, keepdims=True)) <= 1e-12 * scale)   # Σ_j ∂L/∂e_j = 0
+    assert np.all(grad[~expand_mask(mask, scores)] == 0.0)                 # exactly 0
+
+
+@given(read_inputs(), st.integers(0, 2**32 - 1))
+def test_fused_read_backward_equals_composed(inputs, seed):
+    scores, values, mask = inputs
+    grads = []
+    for fn in (read, attend):
+        e, h = mg.tensor(scores, requires_grad=True), mg.tensor(values, requires_grad=True)
+        c, w = fn(e, h, mask)
+        rng = np.random.default_rng(seed)
+        loss = (c * rng.normal(size=c.shape)).sum() + (w * rng.normal(size=w.shape)).sum()
+        loss.backward()
+        grads.append((e.grad, h.grad))
+    for fused, composed in zip(*grads):
+        np.testing.assert_allclose(fused, composed, rtol=0, atol=1e-12)
+
+
+def test_read_gradcheck_3d_with_mask():
+    rng = np.random.default_rng(0)
+    scores, values = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 5))
+    mask = np.array([[True, True, False, True], [True, False, False, False]])
+    assert gradcheck(lambda e, h: read(e, h, mask)[0], [scores, values])
+    assert gradcheck(lambda e, h: read(e, h, mask)[1], [scores, values])
+
+
+def test_read_is_one_node_for_the_context():
+    e = mg.tensor(np.zeros((2, 3)), requires_grad=True)
+    c, _ = read(e, np.ones((2, 3, 4)))
+    assert c._op == "read" and c._parents[0] is e
+
+
+# ---- a query with every key masked: zeros, never NaN, no warning -------------------------
+
+@pytest.mark.parametrize("fn", [read, attend])
+@pytest.mark.parametrize("shape", [(2, 4), (2, 3, 4)])
+def test_all_masked_rows_give_zero_weights_context_and_gradients(fn, shape):
+    rng = np.random.default_rng(1)
+    e = mg.tensor(rng.normal(size=shape), requires_grad=True)
+    h = mg.tensor(rng.normal(size=(2, 4, 3)), requires_grad=True)
+    mask = np.array([[False] * 4, [True, False, True, False]])
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        c, w = fn(e, h, mask)
+        (c.sum() + (w * w).sum()).backward()
+    assert np.all(w.data[0] == 0) and np.all(c.data[0] == 0)
+    assert np.all(e.grad[0] == 0) and np.all(np.isfinite(e.grad)) and np.all(np.isfinite(h.grad))
+    assert np.all(h.grad[0] == 0)
+    np.testing.assert_allclose(w.data[1].sum(-1), 1.0, atol=1e-12)
+
+
+def test_masked_softmax_takes_a_b_s_mask_for_3d_scores_and_other_axes():
+    e = np.arange(24.0).reshape(2, 3, 4) / 7
+    mask = np.array([[True, False, True, True], [False, False, False, True]])
+    w = masked_softmax(e, mask).data
+    assert w.shape == (2, 3, 4) and np.all(w[:, :, ~mask[1]][1] == 0)
+    np.testing.assert_allclose(w[1, :, 3], 1.0)
+    np.testing.assert_allclose(masked_softmax(e, axis=1).data.sum(1), 1.0)
+
+
+def test_attention_module_fused_equals_composed_and_projected_is_reused():
+    rng = np.random.default_rng(2)
+    score = AdditiveScore(3, 4, 5, rng=rng)
+    q, keys = rng.normal(size=(2, 3)), rng.normal(size=(2, 6, 4))
+    mask = np.array([[True] * 6, [True] * 4 + [False] * 2])
+    c1, w1 = Attention(score, fused=True)(q, keys, mask=mask)
+    c2, w2 = Attention(score, fused=False)(q, keys, mask=mask)
+    att = Attention(score)
+    c3, w3 = att(q, keys, mask=mask, projected=att.project_keys(keys))
+    for c, w in ((c2, w2), (c3, w3)):
+        np.testing.assert_allclose(c.data, c1.data, atol=1e-12)
+        np.testing.assert_allclose(w.data, w1.data, atol=1e-12)
+    values = rng.normal(size=(2, 6, 7))
+    assert Attention(DotScore())(rng.normal(size=(2, 4)), keys, values)[0].shape == (2, 7)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_all_masked_row_through_a_score_module_gives_zero_query_and_key_gradients(fused):
+    rng = np.random.default_rng(3)
+    score = AdditiveScore(3, 4, 5, rng=rng)
+    q = mg.tensor(rng.normal(size=(2, 3)), requires_grad=True)
+    keys = mg.tensor(rng.normal(size=(2, 5, 4)), requires_grad=True)
+    mask = np.array([[False] * 5, [True] * 5])
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        c, w = Attention(score, fused=fused)(q, keys, mask=mask)
+        (c * c).sum().backward()
+    assert np.all(c.data[0] == 0) and np.all(w.data[0] == 0)
+    assert np.all(q.grad[0] == 0) and np.all(keys.grad[0] == 0)
+    assert np.abs(q.grad[1]).max() > 0
