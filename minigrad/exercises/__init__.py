@@ -1,0 +1,45 @@
+"""Gradient-check exercises: write a VJP by hand in plain NumPy, and have it checked.
+
+    python -m minigrad.exercises list              # the exercises, easy to hard, and your progress
+    python -m minigrad.exercises start DIR         # copy the stubs into DIR (never overwrites)
+    python -m minigrad.exercises check NAME        # check DIR's solution (--dir DIR, default .)
+    python -m minigrad.exercises check --all
+    python -m minigrad.exercises hint NAME         # --level 2 for the formula
+
+Each stub (``stubs/NN_name.py``) holds one function ``name_vjp(g, *inputs, **constants)``
+with the forward formula and the shapes in its docstring; as shipped it returns None, which
+the checker reports as "not implemented yet". The checker compares the learner's gradients
+with central finite differences of the forward (float64) and names classic mistakes.
+
+Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic`` and
+``catalog_attention`` (the exercises), ``diagnose`` (patterns of wrong gradients),
+``checker`` (running), ``report`` (text), ``__main__`` (the command line).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from minigrad.exercises.catalog import Exercise, all_exercises, find
+from minigrad.exercises.checker import Report, check_file, check_function
+
+STUBS = Path(__file__).parent / "stubs"
+
+
+def copy_stubs(directory) -> tuple:
+    """Copy every stub into ``directory`` (made if missing); an existing file is never
+    overwritten. Returns (copied, kept): the file names of each kind."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    copied, kept = [], []
+    for e in all_exercises():
+        try:
+            with open(directory / e.file, "xb") as out:  # "x": fails if the file exists
+                out.write((STUBS / e.file).read_bytes())
+            copied.append(e.file)
+        except FileExistsError:
+            kept.append(e.file)
+    return copied, kept
+
+
+__all__ = ["Exercise", "Report", "all_exercises", "find", "check_file", "check_function",
+           "copy_stubs", "STUBS"]

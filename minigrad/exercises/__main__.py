@@ -1,0 +1,101 @@
+"""The command line: list, start, check, hint. Run ``python -m minigrad.exercises -h``."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from minigrad.exercises import all_exercises, check_file, copy_stubs, find, report
+
+PROGRAM = report.PROGRAM
+
+
+def cmd_list(args) -> int:
+    folder = Path(args.dir)
+    print(f"{'#':>2}  {'name':<19} {'level':<6} {'status':<16} formula")
+    for e in all_exercises():
+        status = report.status_word(check_file(e, folder)) if (folder / e.file).exists() else "-"
+        print(f"{e.number:2d}  {e.name:<19} {'★' * e.stars:<6} {status:<16} {e.formula}")
+    print(f"\nstatus is for the files in {folder.resolve()}; copy the stubs with `{PROGRAM} "
+          f"start DIR`, then `{PROGRAM} check NAME --dir DIR`")
+    return 0
+
+
+def cmd_start(args) -> int:
+    copied, kept = copy_stubs(args.dir)
+    folder = Path(args.dir)
+    if copied:
+        print(f"copied {len(copied)} stub(s) into {folder}: {', '.join(copied)}")
+    if kept:
+        print(f"kept {len(kept)} file(s) already there (not overwritten): {', '.join(kept)}")
+    first = all_exercises()[0]
+    print(f"\nNext: open {folder / first.file}, write {first.function}, then run\n"
+          f"  {PROGRAM} check {first.name} --dir {folder}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    if args.all == bool(args.name):
+        print("check: give an exercise NAME or --all", file=sys.stderr)
+        return 2
+    folder = Path(args.dir)
+    if args.all:
+        reports = [check_file(e, folder) for e in all_exercises()]
+        print(report.summary(reports))
+        return 0 if all(r.status == "done" for r in reports) else 1
+    rep = check_file(_find(args.name), folder)
+    print(report.full(rep))
+    return 0 if rep.status == "done" else 1
+
+
+def cmd_hint(args) -> int:
+    e = _find(args.name)
+    level = min(max(args.level, 1), len(e.hints))
+    title = ["shape bookkeeping", "the formula"][level - 1]
+    print(f"{e.name}, hint {level} of {len(e.hints)} ({title}):\n")
+    print("\n".join(report.wrap(e.hints[level - 1], "", "")))
+    if level < len(e.hints):
+        print(f"\nStill stuck? {PROGRAM} hint {e.name} --level {level + 1}")
+    return 0
+
+
+def _find(name):
+    try:
+        return find(name)
+    except KeyError as err:
+        print(err.args[0], file=sys.stderr)
+        raise SystemExit(2)
+
+
+def main(argv=None) -> int:
+    if sys.stdout.encoding and sys.stdout.encoding.lower().replace("-", "") != "utf8":
+        sys.stdout.reconfigure(errors="replace")  # ★, ⊙ and ᵀ on a terminal that lacks them
+    parser = argparse.ArgumentParser(prog=PROGRAM, description="Gradient-check exercises: "
+                                     "write VJPs in plain NumPy and have them checked.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("list", help="the exercises, easy to hard, and which are done")
+    p.add_argument("--dir", default=".", help="your exercise folder (default: .)")
+    p.set_defaults(run=cmd_list)
+    p = sub.add_parser("start", help="copy the stubs into DIR (never overwrites a file)")
+    p.add_argument("dir", metavar="DIR")
+    p.set_defaults(run=cmd_start)
+    p = sub.add_parser("check", help="check NAME (or --all) against finite differences")
+    p.add_argument("name", nargs="?", metavar="NAME")
+    p.add_argument("--all", action="store_true", help="check every exercise, one line each")
+    p.add_argument("--dir", default=".", help="your exercise folder (default: .)")
+    p.set_defaults(run=cmd_check)
+    p = sub.add_parser("hint", help="a graded hint: level 1 shapes, level 2 the formula")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--level", type=int, default=1, choices=(1, 2))
+    p.set_defaults(run=cmd_hint)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # e.g. `... list | head`: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
