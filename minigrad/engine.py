@@ -87,43 +87,50 @@ FREED = "freed"  # marks a node whose graph was released by an earlier backward(
 def _topological_order(roots) -> list:
     """Nodes reachable from ``roots`` that require grad, each after all of its parents.
 
-    Iterative depth-first search with an explicit stack: a node is appended once all of its
-    parents have been appended, so ``reversed(order)`` visits every node before its parents.
+    Iterative depth-first search with an explicit stack of (node, iterator over its parents):
+    a node is appended once all of its parents have been appended, so ``reversed(order)``
+    visits every node before its parents. Tensors are their own keys in ``seen`` (they hash
+    by identity: Tensor does not overload ``==``).
     """
     order, seen = [], set()
-    stack = [(r, False) for r in roots]
-    while stack:
-        node, parents_done = stack.pop()
-        if parents_done:
-            order.append(node)
+    for root in roots:
+        if root in seen:
             continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for parent in node._parents:
-            if parent.requires_grad and id(parent) not in seen:
-                stack.append((parent, False))
+        seen.add(root)
+        stack = [(root, iter(root._parents))]
+        while stack:
+            node, parents = stack[-1]
+            for parent in parents:
+                if parent.requires_grad and parent not in seen:
+                    seen.add(parent)
+                    if not parent._parents:  # a leaf: nothing to visit before it
+                        order.append(parent)
+                        continue
+                    stack.append((parent, iter(parent._parents)))
+                    break
+            else:  # every parent is in ``order``
+                stack.pop()
+                order.append(node)
     return order
 
 
 def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
     """Propagate ``seeds`` (one per root) backwards.
 
-    With ``wanted`` (a set of ids) the gradients of those tensors are returned and no
+    With ``wanted`` (a set of tensors) the gradients of those tensors are returned and no
     ``.grad`` is touched; otherwise the leaves' ``.grad`` accumulate.
     """
     order = _topological_order(roots)
     grads: dict = {}
     for root, seed in zip(roots, seeds):
-        grads[id(root)] = grads[id(root)] + seed if id(root) in grads else seed
+        grads[root] = grads[root] + seed if root in grads else seed
     found = {}
     for node in reversed(order):
-        g = grads.pop(id(node), None)
+        g = grads.pop(node, None)
         if g is None:
             continue
-        if wanted is not None and id(node) in wanted:
-            found[id(node)] = g
+        if wanted is not None and node in wanted:
+            found[node] = g
         vjp = node._vjp
         if vjp is None:  # a leaf
             if wanted is None:
@@ -133,15 +140,13 @@ def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
             raise RuntimeError(
                 f"backward through op '{node._op}' a second time: its graph was freed by the "
                 f"first backward(). Pass retain_graph=True to the first call to keep it.")
-        parent_grads = vjp(g)
-        for parent, pg in zip(node._parents, parent_grads):
+        for parent, pg in zip(node._parents, vjp(g)):
             if pg is None or not parent.requires_grad:
                 continue
             pg = unbroadcast(pg, parent.data.shape, parent.data.dtype)
             if mode.anomaly:
                 check_finite(pg, node._op, "backward")
-            key = id(parent)
-            grads[key] = grads[key] + pg if key in grads else pg
+            grads[parent] = grads[parent] + pg if parent in grads else pg
         if not retain_graph:
             node._parents, node._vjp = (), FREED
     return found
@@ -191,6 +196,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool = False):
         if not i.requires_grad:
             raise ValueError("grad: every input must have requires_grad=True")
     seeds = [_seed(o, g) for o, g in zip(outputs, grad_outputs)]
-    found = _run(outputs, seeds, retain_graph, wanted={id(i) for i in inputs})
-    result = tuple(found.get(id(i), np.zeros_like(i.data)) for i in inputs)
+    found = _run(outputs, seeds, retain_graph, wanted=set(inputs))
+    # copies, as for .grad: a VJP may hand the same (or a read-only broadcast) array to two parents
+    result = tuple(found[i].copy() if i in found else np.zeros_like(i.data) for i in inputs)
     return result[0] if single else result

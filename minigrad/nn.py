@@ -54,14 +54,18 @@ class Module:
     def parameters(self) -> list:
         return [p for _, p in self.named_parameters()]
 
-    def modules(self):
-        """This module and every submodule, depth first."""
+    def modules(self, _seen=None):
+        """This module and every submodule, depth first, once each (as named_parameters)."""
+        _seen = set() if _seen is None else _seen
+        if id(self) in _seen:
+            return
+        _seen.add(id(self))
         yield self
         for value in vars(self).values():
             items = value if isinstance(value, (list, tuple)) else [value]
             for item in items:
                 if isinstance(item, Module):
-                    yield from item.modules()
+                    yield from item.modules(_seen)
 
     def zero_grad(self) -> None:
         for p in self.parameters():

@@ -7,6 +7,7 @@ engine sums them back to each input's shape (``engine.unbroadcast``).
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -90,10 +91,12 @@ def pow(x, exponent) -> Tensor:
     if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
         raise TypeError("pow: the exponent must be a Python or NumPy scalar; for a tensor "
                         "exponent write exp(b * log(a))")
-    p = exponent
+    p = np.asarray(exponent).item()  # a Python number adopts x's dtype; np.float64(2) would upcast
     out = x.data ** p
 
     def vjp(g):
+        if p == 0:  # x^0 = 1 is constant; p x^(p-1) would be 0 · ∞ = NaN at x = 0
+            return (np.zeros_like(g),)
         if p == 2:
             return (g * (2 * x.data),)
         return (g * (p * x.data ** (p - 1)),)
@@ -131,9 +134,12 @@ def tanh(x) -> Tensor:
 
 
 def sigmoid_array(x: np.ndarray) -> np.ndarray:
-    """σ(x) = 1 / (1 + e^-x), never overflowing: e^-|x| ≤ 1 on both branches."""
+    """σ(x) = 1 / (1 + e^-x), never overflowing: with e = e^-|x| ≤ 1 it is 1 / (1 + e) for
+    x ≥ 0 and e / (1 + e) for x < 0."""
     e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1, e) / (1 + e)
+    # the numerator, np.where(x >= 0, 1, e), as max(e, 1) or max(e, 0): the same values, but
+    # np.where's data-dependent branches made it 4x slower at 256 x 256 (benchmarks/README.md)
+    return np.maximum(e, x >= 0) / (1 + e)
 
 
 def sigmoid(x) -> Tensor:
@@ -156,7 +162,7 @@ def _axes(axis, ndim):
     """``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) or np.ndim(axis) == 0 else tuple(axis)
     if any(not -ndim <= a < ndim for a in axes):
         raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
     axes = tuple(sorted(int(a) % ndim for a in axes))
@@ -167,14 +173,19 @@ def _axes(axis, ndim):
 
 def _keep(g, axes, keepdims):
     """Reinsert the reduced axes into ``g`` so it broadcasts against the input."""
-    return g if keepdims else np.expand_dims(g, axes)
+    if keepdims:
+        return g
+    shape = list(g.shape)  # (a reshape: np.expand_dims costs 1 µs more)
+    for a in axes:  # sorted, so each index counts the axes already reinserted
+        shape.insert(a, 1)
+    return g.reshape(shape)
 
 
 def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     """Σ over ``axis``. Each input element gets the gradient of its sum."""
     x = as_tensor(x)
     axes = _axes(axis, x.ndim)
-    out = np.sum(x.data, axis=axes, keepdims=keepdims)
+    out = x.data.sum(axis=axes, keepdims=keepdims)
     return Tensor._from_op(out, (x,), lambda g: (np.broadcast_to(_keep(g, axes, keepdims), x.shape),),
                            "sum")
 
@@ -183,8 +194,8 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     """Mean over ``axis``: the sum divided by the number n of elements reduced; d/dx = 1/n."""
     x = as_tensor(x)
     axes = _axes(axis, x.ndim)
-    n = int(np.prod([x.shape[a] for a in axes]))
-    out = np.mean(x.data, axis=axes, keepdims=keepdims)
+    n = math.prod([x.shape[a] for a in axes])
+    out = x.data.sum(axis=axes, keepdims=keepdims) / n  # what np.mean does, 2 µs sooner
     return Tensor._from_op(out, (x,),
                            lambda g: (np.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),), "mean")
 
@@ -199,7 +210,7 @@ def max(x, axis=None, keepdims: bool = False) -> Tensor:
     axes = _axes(axis, x.ndim)
     if x.size == 0:
         raise ValueError(f"max: cannot reduce an empty tensor of shape {x.shape}")
-    top = np.max(x.data, axis=axes, keepdims=True)
+    top = x.data.max(axis=axes, keepdims=True)
     out = top if keepdims else np.squeeze(top, axes)
 
     def vjp(g):
@@ -215,16 +226,17 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     """
     x = as_tensor(x)
     axes = _axes(axis, x.ndim)
-    m = np.max(x.data, axis=axes, keepdims=True)
+    m = x.data.max(axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # a row of -inf stays -inf instead of becoming NaN
     with np.errstate(divide="ignore"):
-        top = m + np.log(np.sum(np.exp(x.data - m), axis=axes, keepdims=True))
+        top = m + np.log(np.exp(x.data - m).sum(axis=axes, keepdims=True))
     out = top if keepdims else np.squeeze(top, axes)
 
     def vjp(g):
         with np.errstate(invalid="ignore"):
-            p = np.exp(x.data - top)
-        return (np.nan_to_num(p, nan=0.0) * _keep(g, axes, keepdims),)
+            p = np.asarray(np.exp(x.data - top))  # an array even when x is 0-d
+        p[np.isnan(p)] = 0  # a row of -inf (-inf - -inf); 12x faster than np.nan_to_num
+        return (p * _keep(g, axes, keepdims),)
     return Tensor._from_op(out, (x,), vjp, "logsumexp")
 
 

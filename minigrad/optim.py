@@ -6,6 +6,8 @@ run can be resumed exactly.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 
@@ -82,7 +84,7 @@ class Adam(Optimizer):
             m += (1 - b1) * g
             v *= b2
             v += (1 - b2) * (g * g)
-            denom = np.sqrt(v) / np.sqrt(c2)
+            denom = np.sqrt(v) / math.sqrt(c2)  # a Python float keeps float32 float32
             denom += self.eps
             p.data -= (self.lr / c1) * (m / denom)
 

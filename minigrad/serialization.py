@@ -42,9 +42,10 @@ def load(path) -> dict:
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file: {path}")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            if not isinstance(archive, np.lib.npyio.NpzFile):
-                raise ValueError("a single .npy array, not an .npz archive")
+        archive = np.load(path, allow_pickle=False)
+        if not isinstance(archive, np.lib.npyio.NpzFile):  # a .npy file gives a bare array
+            raise ValueError("a single .npy array, not an .npz archive")
+        with archive:
             return {name: archive[name] for name in archive.files}
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
         raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save ({e})") from None

@@ -6,6 +6,8 @@ gradient into zeros of the input's shape.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from minigrad.ops import as_tensor
@@ -19,7 +21,7 @@ def reshape(x, shape) -> Tensor:
         out = x.data.reshape(shape)
     except ValueError:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
-                         f"({x.size} elements) into shape {tuple(np.atleast_1d(shape))}") from None
+                         f"({x.size} elements) into shape {tuple(np.atleast_1d(shape).tolist())}") from None
     return Tensor._from_op(out, (x,), lambda g: (g.reshape(x.shape),), "reshape")
 
 
@@ -30,7 +32,8 @@ def transpose(x, axes=None) -> Tensor:
     if sorted(a % x.ndim for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
         raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes "
                          f"of a tensor of shape {x.shape}")
-    inverse = tuple(np.argsort([a % x.ndim for a in axes]))
+    # the inverse permutation, argsort(axes), in plain Python: np.argsort costs 2 µs here
+    inverse = tuple(sorted(range(x.ndim), key=lambda i: axes[i] % x.ndim))
     return Tensor._from_op(x.data.transpose(axes), (x,), lambda g: (g.transpose(inverse),), "transpose")
 
 
@@ -78,7 +81,7 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
     except ValueError:
         raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} do not match "
                          f"outside axis {axis}") from None
-    bounds = np.cumsum([t.shape[axis] for t in tensors])[:-1]
+    bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]  # np.cumsum: +1.5 µs
     return Tensor._from_op(out, tuple(tensors), lambda g: tuple(np.split(g, bounds, axis=axis)),
                            "concatenate")
 

@@ -49,7 +49,8 @@ class Tensor:
         """The result of op ``op``: records ``parents`` and ``vjp`` if any parent needs grad."""
         t = Tensor.__new__(Tensor)
         t.data, t.grad, t._op = data, None, op
-        if mode.grad_enabled and any(p.requires_grad for p in parents):
+        # a list, not a generator, inside any(): 0.2 µs less per op (benchmarks/README.md)
+        if mode.grad_enabled and any([p.requires_grad for p in parents]):
             t.requires_grad, t._parents, t._vjp = True, parents, vjp
         else:
             t.requires_grad, t._parents, t._vjp = False, (), None
@@ -147,8 +148,9 @@ def _data(x):
 
 
 def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
-    """Make a leaf tensor (a copy of ``data``). Lists and Python floats give float64;
-    NumPy arrays keep their dtype; object and string arrays are refused."""
+    """Make a leaf tensor (a copy of ``data``). Python floats (and lists of them) give
+    float64, Python ints int64, as in NumPy; NumPy arrays keep their dtype; object and string
+    arrays are refused."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 

@@ -1,0 +1,324 @@
+"""Gradient checking: compare the engine's analytic gradients with finite differences.
+
+**Central differences.** For a scalar function f and a small step ε,
+
+    ∂f/∂x_i ≈ (f(x + ε e_i) − f(x − ε e_i)) / 2ε
+
+where e_i is the i-th unit vector. Taylor's theorem gives the truncation error: the even terms
+cancel, leaving ε²/6 · f'''(x), so halving ε quarters it (the one-sided difference
+(f(x + ε e_i) − f(x)) / ε only halves it). Each f is also computed with a rounding error of
+about δ·|f|, δ the machine epsilon, and the division by 2ε magnifies that to ≈ δ·|f| / ε.
+
+**Why float64 only.** δ is 2.2e-16 in float64 and 1.2e-7 in float32. In float64 with ε = 1e-6
+the two errors are ~1e-12 and ~1e-10: a gradient is known to ~7 digits, so a wrong VJP stands
+out. In float32 the rounding error alone is ~1.2e-7 / 1e-6 ≈ 0.1 -- and even the best step
+(ε ≈ δ^(1/3) ≈ 5e-3) leaves ~1e-3 -- so the check could not tell a right gradient from a
+slightly wrong one. ``gradcheck`` therefore refuses float32 inputs: check the float64 version
+of the computation, the VJPs are the same code.
+
+**Tensor outputs: random projections.** For ``out = fn(x)`` with M elements the full Jacobian
+needs M backward passes. Instead draw a random u shaped like ``out`` and check the scalar
+L = Σ out ⊙ u: its gradient is exactly the VJP that ``backward(u)`` computes. A wrong VJP
+survives a random u only by accident, and a few independent u's make that vanishingly
+unlikely. ``full_jacobian=True`` checks every entry ∂out_j/∂x_i instead (slower, precise
+error location).
+
+A check passes where |analytic − numeric| ≤ atol + rtol·|numeric| (as ``np.allclose``). Keep
+inputs away from kinks (relu at 0, ties in max): there the two one-sided derivatives differ
+and the finite difference averages them. ``fn`` must be deterministic (a dropout inside it
+needs a fresh generator with the same seed on every call).
+
+    from minigrad.gradcheck import gradcheck, numerical_grad
+    gradcheck(lambda x, w: mg.tanh(x @ w), [x, w])   # True, or GradcheckError saying where
+    numerical_grad(lambda x: (x ** 3).sum(), [np.array([1.0, 2.0])])   # [array([3., 12.])]
+
+    python -m minigrad.gradcheck     # check every primitive and functional op, print a table
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from minigrad import engine
+from minigrad.tensor import Tensor
+
+PROJECTIONS = 3  # random vectors u in the default mode
+SHOW_WORST = 5   # elements listed in a failure message
+
+
+class GradcheckError(AssertionError):
+    """An analytic gradient disagrees with the finite-difference one."""
+
+
+def _float64_copy(x, who: str, i: int) -> np.ndarray:
+    """A float64 working copy of input ``i``; float32 and non-float inputs are refused."""
+    data = np.array(x.data if isinstance(x, Tensor) else x, copy=True)
+    if data.dtype == np.float32 or data.dtype == np.float16:
+        raise TypeError(
+            f"{who}: input {i} is {data.dtype}. Finite differences in {data.dtype} carry an error "
+            f"of ~1e-3 or worse (machine epsilon {np.finfo(data.dtype).eps:.1e} divided by the "
+            f"step), so the check would be meaningless: pass float64 inputs.")
+    if data.dtype != np.float64:
+        raise TypeError(f"{who}: input {i} has dtype {data.dtype}; only float64 inputs can be "
+                        f"perturbed (close over integer arguments with a lambda)")
+    return data
+
+
+def _central_differences(f, x: np.ndarray, eps: float) -> np.ndarray:
+    """∂f/∂x[idx] for every element of ``x`` by central differences: shape x.shape + f's shape.
+
+    ``x`` is perturbed in place, one element at a time, and restored.
+    """
+    columns = []
+    for idx in np.ndindex(x.shape):
+        original = x[idx]
+        x[idx] = original + eps
+        plus = f()
+        x[idx] = original - eps
+        minus = f()
+        x[idx] = original
+        columns.append((plus - minus) / (2 * eps))
+    return np.reshape(columns, x.shape + np.shape(columns[0] if columns else f()))
+
+
+def numerical_grad(fn, inputs, eps: float = 1e-6) -> list:
+    """∂fn/∂input for each input of a scalar-valued ``fn``, by central differences.
+
+    ``inputs`` are Tensors or float64 arrays; ``fn(*inputs)`` is called with the same kinds
+    (positionally) and returns a scalar: a one-element Tensor, a 0-d array or a float.
+    Returns one float64 array per input, shaped like it. The inputs are not changed.
+    """
+    arrays = [_float64_copy(x, "numerical_grad", i) for i, x in enumerate(inputs)]
+    kinds = [isinstance(x, Tensor) for x in inputs]
+
+    def f() -> float:
+        args = [Tensor(a) if is_tensor else a.copy() for a, is_tensor in zip(arrays, kinds)]
+        with engine.no_grad():
+            out = fn(*args)
+        value = np.asarray(out.data if isinstance(out, Tensor) else out, dtype=np.float64)
+        if value.size != 1:
+            raise ValueError(f"numerical_grad: fn must return a scalar, got shape {value.shape}")
+        return float(value.reshape(()))
+
+    return [_central_differences(f, a, eps) for a in arrays]
+
+
+def _errors(analytic: np.ndarray, numeric: np.ndarray, atol: float, rtol: float):
+    """Absolute error, relative error |a − n| / max(|n|, atol) (so entries near zero do not
+    blow it up), and the failing entries: those not within atol + rtol·|n| (NaN included)."""
+    abs_err = np.abs(analytic - numeric)
+    rel_err = abs_err / np.maximum(np.abs(numeric), atol)
+    return abs_err, rel_err, ~(abs_err <= atol + rtol * np.abs(numeric))
+
+
+def _failure(i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, atol, rtol) -> str:
+    """The message for input ``i``: the worst entry first, then the worst few.
+
+    Entries are indexed ``lead + element``: ``lead`` is the projection number or the output
+    element (``what`` names it), ``element`` the multi-index into the input.
+    """
+    excess = np.nan_to_num((abs_err - rtol * np.abs(numeric)) / atol, nan=np.inf)  # NaN: worst
+    order = np.argsort(-np.where(bad, excess, -np.inf), axis=None, kind="stable")
+    flat = [np.unravel_index(k, bad.shape) for k in order[:min(SHOW_WORST, int(bad.sum()))]]
+
+    def entry(ix):
+        ix = tuple(int(k) for k in ix)
+        tag = ix[0] if what == "along projection" else ix[:lead]
+        where = f"element {ix[lead:]}" + (f" {what} {tag}" if lead else "")
+        return (f"{where}: analytic {analytic[ix]:.6e}, numeric {numeric[ix]:.6e}, "
+                f"abs error {abs_err[ix]:.2e}, rel error {rel_err[ix]:.2e}")
+
+    lines = [f"gradcheck: the gradient of input {i} (shape {shape}) is wrong at " + entry(flat[0]),
+             f"  {int(bad.sum())} of {bad.size} entries fail |analytic - numeric| <= "
+             f"atol + rtol*|numeric| (atol={atol:g}, rtol={rtol:g}); the worst:"]
+    lines += [f"    {entry(ix)}" for ix in flat]
+    return "\n".join(lines)
+
+
+def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
+    """Compare analytic and numeric gradients of every checked input.
+
+    Returns ``(input index, max abs error, max rel error, failure message or None)`` per
+    checked input.
+    """
+    args, checked = [], []
+    for i, x in enumerate(inputs):
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            x = Tensor(x, requires_grad=True)   # a float array: a leaf to check
+        if isinstance(x, Tensor) and x.dtype.kind == "f":
+            _float64_copy(x, "gradcheck", i)    # refuses float32 with the reason
+            if x.requires_grad:
+                checked.append(i)
+        args.append(x)
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad, so there is nothing to check")
+    out = fn(*args)
+    if not isinstance(out, Tensor) or out.dtype != np.float64:
+        raise TypeError(f"gradcheck: fn must return a float64 Tensor, got "
+                        f"{type(out).__name__} of dtype {getattr(out, 'dtype', None)}")
+    targets = [args[i] for i in checked]
+
+    def vjp(u) -> tuple:  # dL/d input for L = Σ out ⊙ u
+        if not out.requires_grad:  # no checked input reaches the output: the gradient is 0
+            return tuple(np.zeros_like(t.data) for t in targets)
+        return engine.grad(out, targets, grad_outputs=u, retain_graph=True)
+
+    if full_jacobian:  # seeds: every unit vector e_j; entries indexed (output j, input element)
+        seeds = np.eye(out.size).reshape((out.size,) + out.shape)
+        lead, what = out.ndim, "for output element"
+    else:
+        seeds = rng.standard_normal((PROJECTIONS,) + out.shape)
+        lead, what = 1, "along projection"
+    rows = [vjp(u) for u in seeds]
+    results = []
+    for k, i in enumerate(checked):
+        work = _float64_copy(args[i], "gradcheck", i)
+        call = list(args)
+
+        def output() -> np.ndarray:
+            call[i] = Tensor(work)
+            with engine.no_grad():
+                return np.array(fn(*call).data, dtype=np.float64)
+
+        d = _central_differences(output, work, eps)  # (*x.shape, *out.shape): ∂out/∂x
+        x_axes = list(range(work.ndim))
+        out_axes = list(range(work.ndim, d.ndim))
+        if full_jacobian:
+            numeric = d.transpose(out_axes + x_axes)                        # (*out, *x)
+            analytic = np.stack([r[k] for r in rows]).reshape(numeric.shape)
+        else:
+            numeric = np.tensordot(seeds, d, axes=(list(range(1, 1 + out.ndim)), out_axes))
+            analytic = np.stack([r[k] for r in rows])                       # (P, *x)
+        abs_err, rel_err, bad = _errors(analytic, numeric, atol, rtol)
+        message = (_failure(i, work.shape, lead, what, analytic, numeric, abs_err, rel_err,
+                            bad, atol, rtol) if bad.any() else None)
+        results.append((i, float(abs_err.max(initial=0)), float(rel_err.max(initial=0)), message))
+    return results
+
+
+def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, full_jacobian: bool = False,
+              rng: np.random.Generator | None = None) -> bool:
+    """Check the analytic gradients of ``fn(*inputs)`` against central differences.
+
+    ``inputs``: Tensors (those with ``requires_grad=True`` are checked), float64 arrays
+    (made into leaves and checked) or anything else (passed through, e.g. integer targets).
+    ``fn`` returns a float64 Tensor of any shape. By default the VJP is checked along
+    ``PROJECTIONS`` random vectors u drawn from ``rng`` (seed 0 if None); with
+    ``full_jacobian=True`` every entry of the Jacobian is. Float32 inputs are refused (see the
+    module docstring). On a mismatch raises ``GradcheckError`` naming the input, the element,
+    both values and their errors -- or returns False if ``raise_exception=False``.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    for _, _, _, message in _check(fn, inputs, eps, atol, rtol, full_jacobian, rng):
+        if message is not None:
+            if raise_exception:
+                raise GradcheckError(message)
+            return False
+    return True
+
+
+# ---- python -m minigrad.gradcheck: every op at random shapes --------------------------------
+
+def _cases(rng: np.random.Generator) -> list:
+    """``(name, fn, inputs)`` for every primitive and functional op, shapes drawn from ``rng``.
+    Values keep away from kinks: relu and div away from 0, max without ties, log/sqrt > 0."""
+    import minigrad as mg
+    from minigrad import functional as F
+
+    def shape(lo=0, hi=3):                 # lo..hi axes of length 1..4
+        return tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(lo, hi + 1)))
+
+    def pair():                            # two shapes that broadcast together
+        s = shape(1)
+        t = tuple(1 if rng.random() < 0.3 else n for n in s[rng.integers(0, len(s) + 1):])
+        return (s, t) if rng.random() < 0.5 else (t, s)
+
+    def axis(s):                           # None, or a random non-empty subset of the axes
+        picks = [a for a in range(len(s)) if rng.random() < 0.5]
+        return tuple(picks) if picks else None
+
+    normal = rng.standard_normal
+    def positive(s): return rng.uniform(0.5, 2.0, s)
+    def nonzero(s): return rng.choice([-1.0, 1.0], s) * rng.uniform(0.3, 2.0, s)
+    def distinct(s): return rng.permutation(int(np.prod(s))).reshape(s) / 4 + rng.uniform(0, .1, s)
+
+    (a, b), (c, d), m = pair(), pair(), shape(1)
+    s3, n = (2, 3, 4), shape(1)
+    ax, ax2 = axis(m), axis(n)
+    ids = rng.integers(0, 5, size=(2, 3))
+    mask = np.array([[0, 0, 0, 0], [1, 0, 1, 1], [1, 1, 0, 1]], bool)  # row 0: nothing kept
+    targets = np.array([0, 3, 1, 2])
+    return [
+        ("add", mg.add, [normal(a), normal(b)]),
+        ("sub", mg.sub, [normal(c), normal(d)]),
+        ("mul", mg.mul, [normal(a), normal(b)]),
+        ("div", mg.div, [normal(c), nonzero(d)]),
+        ("neg", mg.neg, [normal(m)]),
+        ("pow 3", lambda x: mg.pow(x, 3), [normal(m)]),
+        ("pow -1.5", lambda x: mg.pow(x, -1.5), [positive(m)]),
+        ("exp", mg.exp, [normal(m)]),
+        ("log", mg.log, [positive(m)]),
+        ("sqrt", mg.sqrt, [positive(m)]),
+        ("tanh", mg.tanh, [normal(m)]),
+        ("sigmoid", mg.sigmoid, [3 * normal(m)]),
+        ("relu", mg.relu, [nonzero(m)]),
+        (f"sum axis={ax}", lambda x: mg.sum(x, ax), [normal(m)]),
+        (f"mean axis={ax2} keepdims", lambda x: mg.mean(x, ax2, keepdims=True), [normal(n)]),
+        (f"max axis={ax}", lambda x: mg.max(x, ax), [distinct(m)]),
+        (f"logsumexp axis={ax2}", lambda x: mg.logsumexp(x, ax2), [normal(n)]),
+        ("matmul 1-D @ 1-D", mg.matmul, [normal(4), normal(4)]),
+        ("matmul 2-D @ 2-D", mg.matmul, [normal((2, 3)), normal((3, 4))]),
+        ("matmul batched", mg.matmul, [normal((2, 1, 3, 4)), normal((3, 4, 2))]),
+        ("matmul 1-D @ batched", mg.matmul, [normal(3), normal((2, 3, 4))]),
+        ("reshape", lambda x: mg.reshape(x, (4, -1)), [normal(s3)]),
+        ("transpose (1, 2, 0)", lambda x: mg.transpose(x, (1, 2, 0)), [normal(s3)]),
+        ("swapaxes 0 2", lambda x: mg.swapaxes(x, 0, 2), [normal(s3)]),
+        ("expand_dims 1", lambda x: mg.expand_dims(x, 1), [normal(s3)]),
+        ("squeeze", lambda x: mg.squeeze(x, 1), [normal((3, 1, 2))]),
+        ("broadcast_to", lambda x: mg.broadcast_to(x, (2, 3, 4)), [normal((3, 1))]),
+        ("concatenate axis=1", lambda x, y: mg.concatenate([x, y], axis=1),
+         [normal((2, 3)), normal((2, 1))]),
+        ("stack axis=-1", lambda x, y: mg.stack([x, y], axis=-1), [normal((2, 3)), normal((2, 3))]),
+        ("split", lambda x: mg.split(x, [1, 3], axis=1)[1] * mg.split(x, [1, 3], axis=1)[2].sum(),
+         [normal((2, 5))]),
+        ("getitem slices", lambda x: x[1:, ::2], [normal((3, 4))]),
+        ("getitem repeated ints", lambda x: x[np.array([0, 2, 0, 0])], [normal((3, 2))]),
+        ("where", lambda x, y: mg.where(mask, x, y), [normal((3, 4)), normal(4)]),
+        ("masked_fill", lambda x: mg.masked_fill(x, ~mask, -1e9), [normal((3, 4))]),
+        ("softmax", F.softmax, [normal((3, 4))]),
+        ("softmax mask", lambda x: F.softmax(x, mask=mask), [normal((3, 4))]),
+        ("log_softmax", lambda x: F.log_softmax(x, axis=0), [normal((3, 4))]),
+        ("log_softmax mask", lambda x: F.log_softmax(x, mask=mask), [normal((3, 4))]),
+        ("cross_entropy", lambda x, t: F.cross_entropy(x, t, ignore_index=2), [normal((4, 5)), targets]),
+        ("linear", F.linear, [normal((2, 3, 4)), normal((5, 4)), normal(5)]),
+        ("embedding", lambda w: F.embedding(w, ids), [normal((5, 3))]),
+        ("dropout", lambda x: F.dropout(x, 0.5, np.random.default_rng(1)), [normal((3, 4))]),
+    ]
+
+
+def main() -> int:
+    """Gradcheck every op (seed 0) and print a table; the exit status is 1 if any fails."""
+    rng = np.random.default_rng(0)
+    header = f"{'op':<28} {'shapes':<26} {'max abs err':>11} {'max rel err':>11}  ok"
+    print(header, "-" * len(header), sep="\n")
+    cases, failed = _cases(rng), 0
+    for name, fn, inputs in cases:
+        shapes = " ".join(str(np.shape(x)).replace(" ", "") for x in inputs)
+        try:
+            results = _check(fn, inputs, 1e-6, 1e-5, 1e-3, False, rng)
+            max_abs = max(r[1] for r in results)
+            max_rel = max(r[2] for r in results)
+            ok = all(r[3] is None for r in results)
+            row = f"{max_abs:>11.1e} {max_rel:>11.1e}  {'ok' if ok else 'FAIL'}"
+        except Exception as e:  # an op that raises is a failure too: show why
+            ok, row = False, f"{'error':>11} {'':>11}  FAIL  {type(e).__name__}: {e}"
+        failed += not ok
+        print(f"{name:<28} {shapes:<26} {row}")
+    print(f"\n{failed} of {len(cases)} ops failed" if failed else f"\nall {len(cases)} ops ok")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

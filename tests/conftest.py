@@ -1,0 +1,15 @@
+"""Shared test settings: Hypothesis profiles.
+
+``ci`` (chosen when the environment has CI=true): derandomized, so a run is reproducible, and
+a modest number of examples, so the whole suite stays fast. ``dev``: Hypothesis' defaults,
+random examples, so repeated local runs explore more. Neither has a deadline: timings on a
+shared machine are noise, not failures.
+"""
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", deadline=None, derandomize=True, max_examples=25,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
