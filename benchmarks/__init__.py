@@ -1,0 +1,1 @@
+"""Measured workloads for minigrad (see benchmarks/README.md)."""
