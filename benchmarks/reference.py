@@ -1,0 +1,208 @@
+"""The reference workload of DESIGN.md, built from the public API of ``models``.
+
+Bahdanau seq2seq: vocabulary 32 (source and target), embedding 32, bidirectional GRU encoder
+with hidden 64 per direction (annotations K = 128), additive attention of width 64 with bias,
+s_0 = tanh(W_init · masked mean of the annotations), decoder GRUCell([E y_{t−1}; c_t], s_{t−1})
+with hidden 64, output W_o [s_t; c_t] + b_o. Batch 64, source and target length 20, the last 3
+source positions of half the batch are padding, teacher forcing, mean cross-entropy over all
+targets, Adam (lr 1e-3). One training step = forward + backward + update.
+
+For any harness (pytest-benchmark, asv, a script):
+
+    step = build("float32")      # step() runs one training step, returns the loss (float)
+    decode = build_decode()      # decode() greedily decodes the reference batch (20 steps max)
+
+``python -m benchmarks.reference`` times both, float32 and float64, on one BLAS thread and on
+the default number; when ``torch`` is importable it builds the same model in PyTorch eager
+(``benchmarks/torch_reference.py``), copies the same weights over, checks that the losses of
+the first three steps agree (which checks gradients and Adam too) and that greedy decoding
+gives the same tokens, and then times the two interleaved in the same run and prints the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+
+if __package__ in (None, ""):  # run as a script: make the repository root importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import numpy as np
+
+from minigrad import optim
+from models import blas
+from models.data import PAD
+from models.seq2seq import ModelConfig, Seq2Seq
+
+VOCAB, EMBED, HIDDEN, DEC_HIDDEN, ATTN = 32, 32, 64, 64, 64
+BATCH, SRC_LEN, TGT_LEN, PADDED, LR = 64, 20, 20, 3, 1e-3
+
+
+def reference_batch(seed: int = 0) -> tuple:
+    """(src, src_mask, tgt, tgt_mask): ids in 1..31 (never PAD); the last PADDED source
+    positions of the second half of the batch are PAD."""
+    rng = np.random.default_rng([seed, 1])
+    src = rng.integers(1, VOCAB, size=(BATCH, SRC_LEN))               # (B, S)
+    src[BATCH // 2:, SRC_LEN - PADDED:] = PAD
+    tgt = rng.integers(1, VOCAB, size=(BATCH, TGT_LEN))               # (B, T)
+    return src, src != PAD, tgt, np.ones_like(tgt, dtype=bool)
+
+
+def reference_model(dtype: str = "float32", seed: int = 0) -> Seq2Seq:
+    config = ModelConfig(VOCAB, VOCAB, embed=EMBED, hidden=HIDDEN, dec_hidden=DEC_HIDDEN,
+                         attn=ATTN, decoder="bahdanau", score="additive", dtype=dtype)
+    return Seq2Seq(config, np.random.default_rng([seed, 0]))
+
+
+def build(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):
+    """A zero-argument ``step()``: one training step on the reference batch; returns the loss."""
+    model = reference_model(dtype, seed) if model is None else model
+    src, src_mask, tgt, tgt_mask = reference_batch(seed)
+    opt = optim.Adam(model.parameters(), lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = model.loss(src, src_mask, tgt, tgt_mask)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    step.model = model
+    return step
+
+
+def build_decode(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):
+    """A zero-argument ``decode()``: greedy decoding of the reference batch (≤ TGT_LEN steps)."""
+    model = reference_model(dtype, seed) if model is None else model
+    src, src_mask, _, _ = reference_batch(seed)
+
+    def decode() -> list:
+        return model.greedy(src, src_mask, max_len=TGT_LEN)
+    decode.model = model
+    return decode
+
+
+# ---- PyTorch, same model and weights (optional) ------------------------------------------
+
+def build_torch(dtype: str = "float32", seed: int = 0) -> tuple:
+    """``(step, decode)`` of the same model in PyTorch eager, with minigrad's initial weights."""
+    import torch
+    from benchmarks.torch_reference import TorchBahdanau
+    tdtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
+    model = TorchBahdanau(VOCAB, EMBED, HIDDEN, DEC_HIDDEN, ATTN, dtype=tdtype)
+    model.load_minigrad(reference_model(dtype, seed).state_dict())
+    src, src_mask, tgt, _ = (torch.from_numpy(a) for a in reference_batch(seed))
+    lengths = src_mask.sum(1)
+    opt = torch.optim.Adam(model.parameters(), lr=LR)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = loss_fn(model(src, lengths, tgt).reshape(-1, VOCAB), tgt.reshape(-1))
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    def decode():
+        return model.greedy(src, lengths, TGT_LEN)
+    return step, decode
+
+
+def check_same(dtype: str, seed: int = 0) -> str:
+    """Same weights in both: the first 3 losses and the greedy tokens must agree."""
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    mg_step, (t_step, _) = build(dtype, seed), build_torch(dtype, seed)
+    for k in range(3):
+        a, b = mg_step(), t_step()
+        if abs(a - b) > tol * max(1.0, abs(b)):
+            raise AssertionError(f"{dtype}: loss of step {k + 1} differs: minigrad {a!r}, torch {b!r}")
+    ours = np.array([o.tokens + [PAD] * (TGT_LEN - len(o.tokens)) for o in build_decode(dtype, seed)()])
+    theirs = build_torch(dtype, seed)[1]().numpy()
+    theirs = np.pad(theirs, ((0, 0), (0, TGT_LEN - theirs.shape[1])), constant_values=PAD)
+    agree = float(np.mean(ours == theirs))
+    if agree < (0.99 if dtype == "float32" else 1.0):
+        raise AssertionError(f"{dtype}: greedy tokens agree on only {agree:.1%}")
+    return f"{dtype}: losses of 3 steps agree (last {a:.6f} vs {b:.6f}), greedy tokens {agree:.0%} equal"
+
+
+# ---- timing -------------------------------------------------------------------------------
+
+def timed(fn, calls: int) -> float:
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t) / calls
+
+
+def measure(candidates: dict, repeat: int, calls: int) -> dict:
+    """Median seconds per call of each candidate, timed in interleaved batches; with two
+    candidates also the median of the per-round ratios first/second."""
+    for fn in candidates.values():
+        timed(fn, 2)  # warm up
+    rounds = {name: [] for name in candidates}
+    for _ in range(repeat):
+        for name, fn in candidates.items():
+            rounds[name].append(timed(fn, calls))
+    result = {name: statistics.median(v) for name, v in rounds.items()}
+    if len(candidates) == 2:
+        a, b = rounds.values()
+        result["ratio"] = statistics.median(x / y for x, y in zip(a, b))
+    return result
+
+
+def set_threads(n: int | None, torch_default: int | None) -> None:
+    """n BLAS (and torch) threads; None = the defaults."""
+    blas.set_threads(n or DEFAULT_BLAS)
+    if torch_default is not None:
+        import torch
+        torch.set_num_threads(n or torch_default)
+
+
+DEFAULT_BLAS = blas.get_threads() or 1
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dtypes", default="float32,float64")
+    p.add_argument("--repeat", type=int, default=11, help="interleaved rounds")
+    p.add_argument("--calls", type=int, default=3, help="calls per round")
+    p.add_argument("--no-torch", action="store_true")
+    a = p.parse_args(argv)
+    try:
+        import torch
+        torch_default = None if a.no_torch else torch.get_num_threads()
+    except ImportError:
+        torch, torch_default = None, None
+    print(f"reference workload: B={BATCH} S=T={TGT_LEN} V={VOCAB} E={EMBED} H={HIDDEN}x2 "
+          f"dec={DEC_HIDDEN} A={ATTN}; python {platform.python_version()}, numpy {np.__version__}"
+          + (f", torch {torch.__version__}" if torch_default else "") + f"; {os.cpu_count()} cpus, "
+          f"load {os.getloadavg()[0]:.2f}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+    dtypes = a.dtypes.split(",")
+    if torch_default:
+        for dtype in dtypes:
+            print("check", check_same(dtype))
+    rows = []
+    for dtype in dtypes:
+        for threads in (1, None):
+            set_threads(threads, torch_default)
+            label = "1" if threads else f"default ({DEFAULT_BLAS}" + (f"/{torch_default})" if torch_default else ")")
+            for what, mg_fn, t_index in (("train step", build(dtype), 0), ("greedy decode", build_decode(dtype), 1)):
+                cands = {"minigrad": mg_fn}
+                if torch_default:
+                    cands["torch"] = build_torch(dtype)[t_index]
+                r = measure(cands, a.repeat, a.calls)
+                rows.append((what, dtype, label, r))
+    set_threads(None, torch_default)
+    print(f"\n{'workload':<14} {'dtype':<8} {'threads':<14} {'minigrad ms':>12} {'torch ms':>9} {'ratio':>6}")
+    for what, dtype, label, r in rows:
+        t = f"{1e3 * r['torch']:9.1f}" if "torch" in r else f"{'-':>9}"
+        ratio = f"{r['ratio']:6.2f}" if "ratio" in r else f"{'-':>6}"
+        print(f"{what:<14} {dtype:<8} {label:<14} {1e3 * r['minigrad']:12.1f} {t} {ratio}")
+    print(f"\nratio = minigrad / torch (median of {a.repeat} interleaved rounds of {a.calls} calls); "
+          f"load {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

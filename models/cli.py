@@ -1,0 +1,251 @@
+"""``python -m models``: train, translate and compare; with no arguments, the main demo.
+
+    python -m models                      train Bahdanau attention on dates, then translate
+                                          unseen dates and draw their alignments
+    python -m models train [options]      any task, decoder and score; --resume DIR continues
+    python -m models translate CHECKPOINT TEXT... [--beam K]
+    python -m models compare-length       attention vs none: exact match against source length
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+import time
+import warnings
+
+import numpy as np
+
+from models import blas
+from models.checkpoint import CheckpointError, load_checkpoint
+from models.compare import CompareConfig, compare_length
+from models.data import TASKS, format_date, pad_batch, random_date
+from models.decoders import SCORES
+from models.luong import LUONG_SCORES
+from models.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
+                             by_length_text, curves_svg)
+from models.seq2seq import DECODERS, DTYPES
+from models.train import Trainer, TrainConfig, fmt_time
+
+DEMO_FORMATS = (("weekday_month_d_yyyy", "title"), ("d/m/yy", "title"),
+                ("dth_of_month_yyyy", "upper"), ("mon_d_yyyy", "lower"))
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--decoder", choices=DECODERS, default="bahdanau")
+    g.add_argument("--score", choices=sorted(set(SCORES + LUONG_SCORES)), default=None,
+                   help="attention score (default: additive for bahdanau, general for luong)")
+    g.add_argument("--embed", type=int, default=32, help="embedding size E")
+    g.add_argument("--hidden", type=int, default=64, help="encoder hidden size per direction")
+    g.add_argument("--dec-hidden", type=int, default=None, help="decoder hidden size (default: "
+                   "64, or 2 × --hidden for the dot scores)")
+    g.add_argument("--attn", type=int, default=64, help="attention width A (additive, concat)")
+    g.add_argument("--no-input-feeding", action="store_true", help="luong: no input feeding")
+    g.add_argument("--cell", choices=("gru", "lstm"), default="gru", help="luong decoder's cell")
+    g.add_argument("--window", type=int, default=2, help="local attention half-width D")
+    g.add_argument("--reset-before", action="store_true",
+                   help="Cho et al. 2014's GRU (reset gate before W_hn) instead of PyTorch's")
+    g.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+
+
+def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
+    g = p.add_argument_group("training")
+    g.add_argument("--task", choices=sorted(TASKS), default=task)
+    g.add_argument("--n-train", type=int, default=20000)
+    g.add_argument("--n-val", type=int, default=1000)
+    g.add_argument("--min-len", type=int, default=3, help="copy/reverse/sort source lengths")
+    g.add_argument("--max-len", type=int, default=10)
+    g.add_argument("--epochs", type=int, default=20)
+    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--lr", type=float, default=3e-3)
+    g.add_argument("--clip", type=float, default=1.0, help="max global gradient norm")
+    g.add_argument("--target", type=float, default=0.99,
+                   help="stop at this held-out exact match (default 0.99)")
+    g.add_argument("--teacher-forcing", type=float, default=1.0)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--time-limit", type=float, default=None, help="stop after this many seconds")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m models", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS threads (default 1: faster for these small matrices)")
+    sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="the main demo (what no arguments runs)")
+    demo.add_argument("--out", default="runs/dates", help="checkpoint and SVG folder")
+    demo.add_argument("--seed", type=int, default=0)
+    train = sub.add_parser("train", help="train a model and checkpoint it")
+    _model_options(train)
+    _train_options(train)
+    train.add_argument("--out", default=None, help="checkpoint folder (default runs/<task>)")
+    train.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR exactly")
+    tr = sub.add_parser("translate", help="translate text with a trained checkpoint")
+    tr.add_argument("checkpoint", help="checkpoint folder (or its checkpoint.json)")
+    tr.add_argument("text", nargs="+")
+    tr.add_argument("--beam", type=int, default=0, metavar="K", help="beam search of width K")
+    tr.add_argument("--length-penalty", type=float, default=0.6)
+    tr.add_argument("--max-len", type=int, default=64)
+    tr.add_argument("--svg", metavar="DIR", help="also write each heatmap as an SVG file here")
+    tr.add_argument("--no-heatmap", action="store_true")
+    cmp_ = sub.add_parser("compare-length", help="exact match vs source length, with and "
+                          "without attention (Bahdanau et al.'s Figure 2 in miniature)")
+    defaults = CompareConfig()
+    for name, value in vars(defaults).items():
+        cmp_.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    cmp_.add_argument("--out", default="runs/compare-length", help="folder for the SVG")
+    return parser
+
+
+@contextlib.contextmanager
+def _stop_on_ctrl_c():
+    """Inside: the first Ctrl-C lets the current batch finish, then training checkpoints and
+    stops (the yielded list becomes non-empty); a second Ctrl-C aborts."""
+    flag = []
+
+    def handler(signum, frame):
+        if flag:
+            raise KeyboardInterrupt
+        flag.append(True)
+        print("\ninterrupted: checkpointing after this batch (Ctrl-C again to abort)", flush=True)
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: no handler, Ctrl-C works as usual
+        yield flag
+        return
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _model_config(a) -> dict:
+    score = a.score or ("general" if a.decoder == "luong" else "additive")
+    dot = score in ("dot", "scaled-dot")
+    return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
+                dec_hidden=a.dec_hidden or (2 * a.hidden if dot else 64),
+                input_feeding=not a.no_input_feeding, cell=a.cell, window=a.window,
+                reset_after=not a.reset_before, dtype=a.dtype)
+
+
+def _train(trainer: Trainer, out: str, time_limit=None) -> None:
+    with _stop_on_ctrl_c() as flag:
+        trainer.run(folder=out, time_limit=time_limit, should_stop=lambda: bool(flag))
+    if trainer.state.history or trainer.state.curve:
+        curves_svg(trainer.state, os.path.join(out, "training.svg"))
+    print(f"checkpoint: {out}  (loss curve: {os.path.join(out, 'training.svg')})")
+
+
+def cmd_train(a) -> None:
+    if a.resume:
+        trainer = Trainer.resume(a.resume)
+        out = a.resume
+        print(f"resuming {out} at epoch {trainer.state.epoch + 1}, step {trainer.state.step}")
+    else:
+        cfg = TrainConfig(task=a.task, n_train=a.n_train, n_val=a.n_val, min_len=a.min_len,
+                          max_len=a.max_len, batch_size=a.batch_size, lr=a.lr, clip=a.clip,
+                          epochs=a.epochs, target=a.target, teacher_forcing=a.teacher_forcing,
+                          seed=a.seed)
+        trainer = Trainer.create(cfg, _model_config(a))
+        out = a.out or os.path.join("runs", a.task)
+        n = sum(p.size for p in trainer.model.parameters())
+        c = trainer.model.config
+        print(f"{a.task}: {len(trainer.data.train)} training and {len(trainer.data.val)} held-out "
+              f"pairs; {c.decoder} decoder, {c.score} score, {n:,} parameters ({c.dtype})")
+    _train(trainer, out, a.time_limit)
+
+
+def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0.6,
+                    max_len=64) -> list:
+    """[(text, Translation)] for each text (unknown characters → <unk>, with a warning)."""
+    for t in texts:
+        if not t.strip():
+            raise ValueError("translate: empty text; give at least one character to translate")
+    src, mask = pad_batch([src_vocab.encode(t) for t in texts])
+    outs = (model.beam(src, mask, beam, length_penalty, max_len) if beam
+            else model.greedy(src, mask, max_len))
+    return list(zip(texts, outs))
+
+
+def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
+    for i, (text, out) in enumerate(results):
+        print(f"{text!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")
+        if heatmaps:
+            print(alignment_text(out, text, src_vocab, tgt_vocab))
+        if svg_dir and out.weights is not None:
+            os.makedirs(svg_dir, exist_ok=True)
+            path = os.path.join(svg_dir, f"alignment-{i + 1}.svg")
+            alignment_svg(out, text, src_vocab, tgt_vocab, path)
+            print(f"heatmap written to {path}")
+        print()
+
+
+def cmd_translate(a) -> None:
+    model, src_vocab, tgt_vocab, _ = load_checkpoint(a.checkpoint)
+    if a.beam < 0:
+        raise ValueError(f"--beam must be >= 1 (or 0 for greedy), got {a.beam}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
+                                  a.length_penalty, a.max_len)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    show(results, src_vocab, tgt_vocab, not a.no_heatmap, a.svg)
+
+
+def cmd_demo(a) -> None:
+    started = time.perf_counter()
+    cfg = TrainConfig(task="dates", n_train=20000, n_val=1000, batch_size=64, lr=3e-3,
+                      epochs=10, target=0.99, min_epochs=2, seed=a.seed)
+    trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
+    print(f"Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
+          f"dates:\n{len(trainer.data.train)} training pairs such as "
+          f"{trainer.data.train[0][0]!r} -> {trainer.data.train[0][1]!r}; "
+          f"stop at 99% exact match on {len(trainer.data.val)} held-out dates.")
+    _train(trainer, a.out)
+    rng = np.random.default_rng(a.seed + 1000)
+    seen = {s for s, _ in trainer.data.train}
+    texts = []
+    for fmt, case in DEMO_FORMATS:
+        text = format_date(random_date(rng), fmt, case)
+        while text in seen:
+            text = format_date(random_date(rng), fmt, case)
+        texts.append(text)
+    print(f"\nUnseen dates. Rows: output characters; columns: input characters (␄ = end of "
+          f"sequence);\na dark cell is where the decoder looked while writing that row's "
+          f"character.\n")
+    model = trainer.model
+    show(translate_texts(model, trainer.data.src_vocab, trainer.data.tgt_vocab, texts),
+         trainer.data.src_vocab, trainer.data.tgt_vocab, True, a.out)
+    print(f"total time {fmt_time(time.perf_counter() - started)}; try: python -m models translate "
+          f"{a.out} \"3rd of May 1999\" --beam 4")
+
+
+def cmd_compare(a) -> None:
+    cfg = CompareConfig(**{k: getattr(a, k) for k in vars(CompareConfig())})
+    results = compare_length(cfg)
+    print("\nheld-out exact match by source length:\n" + by_length_table(results) + "\n")
+    print(by_length_text(results))
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "exact_vs_length.svg")
+    by_length_svg(results, path)
+    print(f"plot written to {path}")
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    if a.command is None:
+        a = parser.parse_args((sys.argv[1:] if argv is None else list(argv)) + ["demo"])
+    commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
+                "compare-length": cmd_compare}
+    try:
+        with blas.threads(a.threads):
+            commands[a.command](a)
+    except (CheckpointError, ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0

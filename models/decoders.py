@@ -1,0 +1,189 @@
+"""Decoders: the attention-free baseline and Bahdanau's attention decoder.
+
+Shape letters: B batch, S source length, T target length, E embedding, H decoder hidden,
+K annotation width (2 × the encoder's hidden size), A attention width, V target vocabulary.
+
+A decoder is driven one step at a time, so the same code serves teacher forcing, greedy and
+beam search:
+
+    state, ctx = decoder.start(encoded)              # s_0 and per-batch constants
+    state, features, weights = decoder.step(y_prev, state, ctx, t)
+    logits = decoder.logits(features)                # (B, V), or (B, T, V) for stacked features
+
+``state`` is a tuple of (B, ·) tensors (beam search reorders it by indexing); ``features`` is
+the tuple of tensors the output layer reads; ``weights`` the alignment α_t (B, S) or None.
+``forward`` runs the teacher-forced loop and applies the output layer once to all T steps.
+
+Hoisted work. Whatever does not depend on the recurrence is computed once per batch in
+``start``: the keys' projection for the score, and the embedding's contribution to the GRU
+input, ``W_ih^emb E[y] + b_ih`` for every token y (``encoder.input_table``).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import functional as F
+from minigrad.nn import Embedding, Linear, Module
+
+from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
+                       ScaledDotScore)
+from models.encoder import Encoded, input_table, one_hot
+from models.recurrent import GRUCell
+
+SCORES = ("additive", "dot", "general", "concat", "scaled-dot")
+
+
+def make_score(kind: str, query_dim: int, key_dim: int, attn_dim: int,
+               rng: np.random.Generator, dtype) -> Module:
+    """A score module from ``attention`` by name (see SCORES)."""
+    if kind in ("dot", "scaled-dot") and query_dim != key_dim:
+        raise ValueError(f"score {kind!r}: the decoder state (H={query_dim}) and the annotations "
+                         f"(K={key_dim}) must have equal widths; use 'general' or set the "
+                         f"decoder hidden size to {key_dim}")
+    if kind == "additive":
+        return AdditiveScore(query_dim, key_dim, attn_dim, bias=True, rng=rng, dtype=dtype)
+    if kind == "concat":
+        return ConcatScore(query_dim, key_dim, attn_dim, rng=rng, dtype=dtype)
+    if kind == "general":
+        return GeneralScore(query_dim, key_dim, rng=rng, dtype=dtype)
+    if kind == "dot":
+        return DotScore()
+    if kind == "scaled-dot":
+        return ScaledDotScore()
+    raise ValueError(f"unknown score {kind!r}; choose from {SCORES}")
+
+
+def masked_mean(encoded: Encoded) -> mg.Tensor:
+    """(1/S_b) Σ_{j ≤ S_b} h_j over each sequence's real positions (annotations are 0 at padding)."""
+    lengths = encoded.mask.sum(axis=1, keepdims=True).astype(encoded.annotations.dtype)  # (B, 1)
+    return encoded.annotations.sum(axis=1) / lengths  # (B, K)
+
+
+class Context(NamedTuple):
+    """Per-batch constants of a decoder (computed once in ``start``)."""
+    keys: mg.Tensor              # (B, S, K) annotations
+    mask: np.ndarray | None      # (B, S) True = real; None when nothing is padding
+    projected: mg.Tensor | None  # (B, S, ·) the score's key projection
+    table: mg.Tensor             # (3H, V) column y: W_ih^emb E[y] + b_ih, see input_table
+    W_extra: mg.Tensor | None    # (3H, ·) the GRU input weights for the rest of its input
+    fixed: mg.Tensor | None = None  # (B, K) PlainDecoder's fixed context vector
+
+
+class Decoder(Module):
+    """Base class: the teacher-forced loop and the output layer. Subclasses define
+    ``start`` and ``step``, and set ``embedding``, ``cell`` (a GRUCell or LSTMCell whose input
+    starts with the embedding) and ``out`` (the output Linear)."""
+
+    def _input_table(self) -> tuple:
+        """(table (G, V), W_extra (G, I − E)): the GRU's input weights split at the embedding."""
+        E = self.embedding.weight.shape[1]
+        W = self.cell.weight_ih                                          # (G, E + ·)
+        table = input_table(self.embedding.weight, W, self.cell.bias_ih, slice(0, E))  # (G, V)
+        return table, (W[:, E:] if W.shape[1] > E else None)
+
+    def _embedded_input(self, ctx: Context, y_prev) -> mg.Tensor:
+        """W_ih^emb E[y_{t−1}] + b_ih (B, G): columns y_prev of the table."""
+        return F.linear(one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype), ctx.table)
+
+    def logits(self, features) -> mg.Tensor:
+        """W_o [features] + b_o: (B, V) from one step, (B, T, V) from stacked steps."""
+        x = features[0] if len(features) == 1 else mg.concatenate(list(features), axis=-1)
+        return self.out(x)
+
+    def forward(self, encoded: Encoded, tgt_in: np.ndarray, teacher_forcing: float = 1.0,
+                rng: np.random.Generator | None = None) -> tuple:
+        """Run T steps on decoder inputs ``tgt_in (B, T)`` (BOS, y_1 .. y_{T−1}).
+
+        With ``teacher_forcing < 1`` each input after the first is, per example and with
+        probability 1 − teacher_forcing, the model's own previous argmax instead (needs
+        ``rng``). Returns logits (B, T, V) and the alignment α (B, T, S) as an array, or None.
+        """
+        if teacher_forcing < 1 and rng is None:
+            raise ValueError("teacher_forcing < 1 draws which inputs to replace: pass rng")
+        state, ctx = self.start(encoded)
+        B, T = tgt_in.shape
+        steps, weights = [], []
+        for t in range(T):
+            y = tgt_in[:, t]                                             # (B,)
+            if t > 0 and teacher_forcing < 1:
+                with mg.no_grad():
+                    guess = self.logits(steps[-1]).data.argmax(axis=-1)  # (B,)
+                y = np.where(rng.random(B) < teacher_forcing, y, guess)
+            state, features, alpha = self.step(y, state, ctx, t)
+            steps.append(features)
+            weights.append(alpha)
+        stacked = [mg.stack(list(parts), axis=1) for parts in zip(*steps)]  # each (B, T, ·)
+        logits = self.logits(stacked)                                    # (B, T, V)
+        if weights[0] is None:
+            return logits, None
+        return logits, np.stack([w.data for w in weights], axis=1)       # (B, T, S)
+
+
+class PlainDecoder(Decoder):
+    """No attention: the Cho et al. 2014 / Sutskever et al. baseline. One fixed vector
+    ``c = [→h_{S_b} ; ←h_1]`` (the encoder's final states) stands for the whole source::
+
+        s_0 = tanh(W_init c),   s_t = GRU([E y_{t−1} ; c], s_{t−1}),   p(y_t) = softmax(W_o [s_t ; c] + b_o)
+    """
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
+                 reset_after: bool = True, rng: np.random.Generator | None = None,
+                 dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
+        self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
+        self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
+        self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
+
+    def start(self, encoded: Encoded) -> tuple:
+        c = encoded.final                                                # (B, K)
+        table, W_c = self._input_table()
+        gi_c = F.linear(c, W_c)  # (B, 3H): the same at every step, so computed once
+        ctx = Context(encoded.annotations, None, None, table, gi_c, c)
+        return (mg.tanh(self.init(c)),), ctx
+
+    def step(self, y_prev, state, ctx, t):
+        (s,) = state
+        gi = self._embedded_input(ctx, y_prev) + ctx.W_extra             # (B, 3H)
+        s = self.cell.step(gi, s)                                        # (B, H)
+        return (s,), (s, ctx.fixed), None
+
+
+class BahdanauDecoder(Decoder):
+    """Bahdanau et al. 2015: attend with the *previous* state, then update the GRU::
+
+        e_tj = score(s_{t−1}, h_j)   (additive: vᵀ tanh(W_q s_{t−1} + W_k h_j + b))
+        α_t  = softmax(e_t),   c_t = Σ_j α_tj h_j
+        s_t  = GRU([E y_{t−1} ; c_t], s_{t−1})
+        p(y_t | y_<t, x) = softmax(W_o [s_t ; c_t] + b_o)
+        s_0  = tanh(W_init · mean_j h_j)   (mean over the real positions)
+
+    ``score`` is any of SCORES; ``attn_dim`` is A for the additive and concat scores.
+    """
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
+                 attn_dim: int = 64, score: str = "additive", reset_after: bool = True,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
+        self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype))
+        self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
+        self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
+        self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
+
+    def start(self, encoded: Encoded) -> tuple:
+        keys = encoded.annotations                                       # (B, S, K)
+        mask = None if encoded.mask.all() else encoded.mask
+        table, W_c = self._input_table()
+        ctx = Context(keys, mask, self.attention.project_keys(keys), table, W_c)
+        return (mg.tanh(self.init(masked_mean(encoded))),), ctx         # s_0 (B, H)
+
+    def step(self, y_prev, state, ctx, t):
+        (s,) = state                                                     # s_{t−1} (B, H)
+        c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)  # (B, K), (B, S)
+        gi = self._embedded_input(ctx, y_prev) + F.linear(c, ctx.W_extra)  # (B, 3H)
+        s = self.cell.step(gi, s)                                        # s_t (B, H)
+        return (s,), (s, c), alpha

@@ -1,0 +1,148 @@
+"""Greedy and beam-search decoding, batched, with each example's alignment matrix.
+
+Shape letters: B batch, K beam size, S source length, V target vocabulary.
+
+Both run the decoder one step at a time under ``no_grad`` (``Decoder.start`` / ``step`` /
+``logits``) and stop when every sequence has produced EOS or after ``max_len`` tokens.
+
+Beam search keeps, per example, the K best partial hypotheses by total log-probability. A
+hypothesis that has produced EOS stays in the beam unchanged (it is extended by PAD at zero
+cost). At the end the hypotheses are ranked by the GNMT length-normalised score
+
+    log p(y | x) / lp(|y|),     lp(L) = ((5 + L) / 6)^α      (α = ``length_penalty``; 0 = none)
+
+and a finished hypothesis is preferred to an unfinished one. With K = 1 it is greedy search.
+Neither ever emits PAD or BOS: their log-probabilities are set to −inf.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import functional as F
+
+from models.data import BOS, EOS, PAD
+from models.encoder import Encoded, check_source
+
+
+@dataclass
+class Translation:
+    """One decoded example: ``tokens`` up to and including EOS (if produced), the alignment
+    ``weights (T_out, S)`` over its real source positions (None without attention), and
+    ``score``, the sum of the tokens' log-probabilities."""
+    tokens: list
+    weights: np.ndarray | None
+    score: float
+
+
+def _check_max_len(max_len: int) -> None:
+    if not isinstance(max_len, (int, np.integer)) or max_len < 1:
+        raise ValueError(f"decoding: max_len must be a positive int, got {max_len!r}")
+
+
+def _results(tokens, alphas, logps, mask) -> list:
+    """Cut each row at its first EOS. tokens, logps (B, L); alphas (B, L, S) or None."""
+    out = []
+    for b in range(tokens.shape[0]):
+        eos = np.flatnonzero(tokens[b] == EOS)
+        n = eos[0] + 1 if eos.size else tokens.shape[1]
+        S_b = int(mask[b].sum())
+        weights = None if alphas is None else alphas[b, :n, :S_b].copy()
+        out.append(Translation([int(i) for i in tokens[b, :n]], weights, float(logps[b, :n].sum())))
+    return out
+
+
+def _log_probs(model, features) -> np.ndarray:
+    """log p(y | y_<t, x) (B, V) in float64; PAD and BOS are never emitted (log p = −inf)."""
+    logp = F.log_softmax(model.decoder.logits(features)).data.astype(np.float64)
+    logp[:, [PAD, BOS]] = -np.inf
+    return logp
+
+
+def greedy(model, src, src_mask=None, max_len: int = 32) -> list:
+    """y_t = argmax_y p(y | y_<t, x) until EOS; a ``Translation`` per example."""
+    _check_max_len(max_len)
+    src, src_mask = check_source(src, src_mask)
+    B = src.shape[0]
+    with mg.no_grad():
+        encoded = model.encoder(src, src_mask)
+        state, ctx = model.decoder.start(encoded)
+        y = np.full(B, BOS, dtype=np.int64)                             # (B,)
+        done = np.zeros(B, dtype=bool)
+        tokens, logps, alphas = [], [], []
+        for t in range(max_len):
+            state, features, alpha = model.decoder.step(y, state, ctx, t)
+            logp = _log_probs(model, features)                          # (B, V)
+            y = logp.argmax(axis=-1)
+            tokens.append(np.where(done, PAD, y))
+            logps.append(np.where(done, 0.0, logp[np.arange(B), y]))
+            alphas.append(None if alpha is None else alpha.data)
+            done |= y == EOS
+            if done.all():
+                break
+    weights = None if alphas[0] is None else np.stack(alphas, axis=1)  # (B, L, S)
+    return _results(np.stack(tokens, axis=1), weights, np.stack(logps, axis=1), src_mask)
+
+
+def _repeat(encoded: Encoded, K: int) -> Encoded:
+    """Each example's encoding K times in a row: (B, ...) -> (B·K, ...)."""
+    rows = np.repeat(np.arange(encoded.mask.shape[0]), K)
+    return Encoded(encoded.annotations[rows], encoded.mask[rows], encoded.final[rows])
+
+
+def length_penalty_gnmt(length, alpha: float):
+    """lp(L) = ((5 + L) / 6)^α (Wu et al. 2016)."""
+    return ((5.0 + np.asarray(length, dtype=np.float64)) / 6.0) ** alpha
+
+
+def beam_search(model, src, src_mask=None, beam_size: int = 4, length_penalty: float = 0.6,
+                max_len: int = 32) -> list:
+    """Batched beam search; a ``Translation`` (the best hypothesis) per example."""
+    _check_max_len(max_len)
+    src, src_mask = check_source(src, src_mask)
+    V = model.decoder.out.weight.shape[0]
+    if not isinstance(beam_size, (int, np.integer)) or beam_size < 1:
+        raise ValueError(f"beam_search: beam_size must be a positive int, got {beam_size!r}")
+    if length_penalty < 0:
+        raise ValueError(f"beam_search: length_penalty must be >= 0, got {length_penalty}")
+    B, K = src.shape[0], int(beam_size)
+    first = np.arange(B)[:, None]                                      # (B, 1)
+    with mg.no_grad():
+        state, ctx = model.decoder.start(_repeat(model.encoder(src, src_mask), K))
+        scores = np.full((B, K), -np.inf)
+        scores[:, 0] = 0.0                                             # one live hypothesis at first
+        finished = np.zeros((B, K), dtype=bool)
+        tokens = np.zeros((B, K, 0), dtype=np.int64)                  # (B, K, t)
+        logps = np.zeros((B, K, 0))                                   # (B, K, t)
+        alphas = None
+        y = np.full(B * K, BOS, dtype=np.int64)
+        for t in range(max_len):
+            state, features, alpha = model.decoder.step(y, state, ctx, t)
+            logp = _log_probs(model, features).reshape(B, K, V)
+            logp[finished] = -np.inf                                   # a finished hypothesis
+            logp[finished, PAD] = 0.0                                  # only carries on, at no cost
+            cand = (scores[:, :, None] + logp).reshape(B, K * V)      # (B, K·V)
+            top = np.argsort(-cand, axis=1, kind="stable")[:, :K]     # (B, K)
+            beam, tok = top // V, top % V                              # (B, K) each
+            scores = np.take_along_axis(cand, top, axis=1)
+            rows = (first * K + beam).reshape(-1)                      # (B·K,) parent rows
+            state = tuple(s[rows] for s in state)
+            step_logp = logp[first, beam, tok]                         # (B, K)
+            tokens = np.concatenate([tokens[first, beam], tok[:, :, None]], axis=2)
+            logps = np.concatenate([logps[first, beam], step_logp[:, :, None]], axis=2)
+            if alpha is not None:
+                a = alpha.data.reshape(B, K, 1, -1)                    # (B, K, 1, S)
+                alphas = a[first, beam] if alphas is None else np.concatenate(
+                    [alphas[first, beam], a[first, beam]], axis=2)      # (B, K, t+1, S)
+            finished = finished[first, beam] | (tok == EOS)
+            y = tok.reshape(-1)
+            if finished.all():
+                break
+    lengths = np.where(finished, (tokens != PAD).sum(axis=2), tokens.shape[2])  # (B, K)
+    ranked = scores / length_penalty_gnmt(lengths, length_penalty) + np.where(finished, 0, -1e9)
+    best = ranked.argmax(axis=1)                                       # (B,)
+    pick = (np.arange(B), best)
+    weights = None if alphas is None else alphas[pick]                 # (B, L, S)
+    return _results(tokens[pick], weights, logps[pick], src_mask)

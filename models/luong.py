@@ -1,0 +1,94 @@
+"""Luong et al. 2015's attention decoder: RNN first, then attention, then the "attentional
+hidden state". Shape letters as in ``models/decoders.py`` (H decoder hidden, K annotation width).
+
+    s_t  = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}])      (input feeding; without it: E y_{t−1} alone)
+    e_tj = score(s_t, h_j)                           dot sᵀh,  general sᵀW h,  concat vᵀtanh(W[s; h])
+    α_t  = softmax(e_t),   c_t = Σ_j α_tj h_j
+    h̃_t  = tanh(W_c [c_t ; s_t])                     (no bias, as in the paper)
+    p(y_t | y_<t, x) = softmax(W_o h̃_t + b_o)
+
+Compared with Bahdanau's order (attend with s_{t−1}, then update) the state s_t is computed
+*without* the current context and corrected afterwards by h̃_t; input feeding passes h̃_{t−1}
+back into the RNN so the next step knows what was attended ("coverage" in the paper).
+
+Local attention (``score="local-m"`` / ``"local-p"``) reads only a window [p_t − D, p_t + D]:
+local-m takes p_t = t (monotonic alignment), local-p predicts p_t = S·σ(v_pᵀ tanh(W_p s_t)) and
+weights the window with a Gaussian around it; both use the general score inside the window.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import functional as F
+from minigrad.nn import Embedding, Linear
+
+from attention import Attention, GeneralScore, LocalAttention
+from models.decoders import Context, Decoder, make_score, masked_mean
+from models.recurrent import GRUCell, LSTMCell
+
+LUONG_SCORES = ("dot", "general", "concat", "local-m", "local-p")
+
+
+class LuongDecoder(Decoder):
+    """Luong's decoder with a GRU (default) or an LSTM (``cell="lstm"``, as in the paper).
+
+    State: ``(s, h̃)`` for the GRU, ``(h, c, h̃)`` for the LSTM (h̃ only with input feeding).
+    ``s_0 = tanh(W_init · mean_j h_j)`` as in ``BahdanauDecoder``; the LSTM's memory starts at 0.
+    """
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
+                 score: str = "general", attn_dim: int = 64, input_feeding: bool = True,
+                 cell: str = "gru", window: int = 2, reset_after: bool = True,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        if score not in LUONG_SCORES:
+            raise ValueError(f"LuongDecoder: unknown score {score!r}; choose from {LUONG_SCORES}")
+        if cell not in ("gru", "lstm"):
+            raise ValueError(f"LuongDecoder: cell must be 'gru' or 'lstm', got {cell!r}")
+        self.input_feeding, self.local = input_feeding, score.startswith("local")
+        self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
+        in_dim = embed_dim + (hidden_size if input_feeding else 0)
+        self.cell = (GRUCell(in_dim, hidden_size, reset_after, rng=rng, dtype=dtype) if cell == "gru"
+                     else LSTMCell(in_dim, hidden_size, rng=rng, dtype=dtype))
+        if self.local:
+            self.attention = LocalAttention(GeneralScore(hidden_size, key_dim, rng=rng, dtype=dtype),
+                                            window, predictive=score == "local-p",
+                                            query_dim=hidden_size, rng=rng, dtype=dtype)
+        else:
+            self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype))
+        self.combine = Linear(key_dim + hidden_size, hidden_size, bias=False, rng=rng, dtype=dtype)
+        self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
+        self.out = Linear(hidden_size, vocab_size, rng=rng, dtype=dtype)
+
+    def start(self, encoded):
+        keys = encoded.annotations                                       # (B, S, K)
+        mask = None if encoded.mask.all() else encoded.mask
+        table, W_feed = self._input_table()
+        ctx = Context(keys, mask, self.attention.project_keys(keys), table, W_feed)
+        s0 = mg.tanh(self.init(masked_mean(encoded)))                    # (B, H)
+        state = (s0,) if isinstance(self.cell, GRUCell) else (s0, mg.Tensor(np.zeros_like(s0.data)))
+        if self.input_feeding:
+            state += (mg.Tensor(np.zeros_like(s0.data)),)                # h̃_0 = 0
+        return state, ctx
+
+    def step(self, y_prev, state, ctx, t):
+        gi = self._embedded_input(ctx, y_prev)                           # (B, G)
+        if self.input_feeding:
+            *rnn, h_tilde = state
+            gi = gi + F.linear(h_tilde, ctx.W_extra)                     # + W_ih^feed h̃_{t−1}
+        else:
+            rnn = list(state)
+        if isinstance(self.cell, GRUCell):
+            rnn = (self.cell.step(gi, rnn[0]),)
+        else:
+            rnn = self.cell.step(gi, tuple(rnn))
+        s = rnn[0]                                                       # s_t (B, H)
+        if self.local and not self.attention.predictive:               # local-m: p_t = t
+            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, position=t,
+                                      projected=ctx.projected)
+        else:                                                  # global, or local-p (predicts p_t)
+            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)
+        h_tilde = mg.tanh(self.combine(mg.concatenate([c, s], axis=-1)))  # (B, H)
+        state = tuple(rnn) + ((h_tilde,) if self.input_feeding else ())
+        return state, (h_tilde,), alpha

@@ -1,0 +1,96 @@
+"""Pictures of what a model learned, drawn by ``attention.plots`` (no matplotlib).
+
+* ``alignment_text`` / ``alignment_svg``: the alignment matrix α (T_out, S) of one translation,
+  output tokens down the side, source characters along the top -- row t shows where the
+  decoder looked while it wrote token t.
+* ``curves_svg``: training loss and held-out exact match against the step.
+* ``by_length_text`` / ``by_length_svg``: exact match against source length, one line per model.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from attention.plots import heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
+
+from models.data import Vocab
+from models.decoding import Translation
+
+
+EOS_MARK = "␄"  # one character for <eos> (U+2404, "end of transmission"), so columns stay narrow
+
+
+def _labels(translation: Translation, text: str, src_vocab: Vocab, tgt_vocab: Vocab) -> tuple:
+    rows = [EOS_MARK if t == "<eos>" else t for t in tgt_vocab.tokens(translation.tokens)]
+    cols = [c if c in src_vocab.alphabet else "?" for c in text] + [EOS_MARK]  # ? = <unk>
+    return rows, cols
+
+
+def alignment_text(translation: Translation, text: str, src_vocab: Vocab, tgt_vocab: Vocab,
+                   max_width: int = 100, title: str | None = None) -> str:
+    """Terminal heatmap of one translation's alignment (rows: output, columns: source);
+    ␄ marks <eos> and ? an unknown character."""
+    if translation.weights is None:
+        return "(this model has no attention: there is no alignment to draw)"
+    rows, cols = _labels(translation, text, src_vocab, tgt_vocab)
+    return heatmap_text(translation.weights, rows, cols, title=title, max_width=max_width)
+
+
+def alignment_svg(translation: Translation, text: str, src_vocab: Vocab, tgt_vocab: Vocab,
+                  path) -> str | None:
+    """The same heatmap as a standalone SVG file at ``path`` (nothing without attention)."""
+    if translation.weights is None:
+        return None
+    rows, cols = _labels(translation, text, src_vocab, tgt_vocab)
+    title = f"{text} → {tgt_vocab.decode(translation.tokens)}"
+    return heatmap_svg(translation.weights, rows, cols, path=path, title=title)
+
+
+def curves_svg(state, path) -> str:
+    """Training loss (per token, every few steps) and held-out exact match (per epoch)
+    against the optimizer step, from a ``TrainState``."""
+    series = {}
+    if state.curve:
+        series["train loss (per token)"] = ([c[0] for c in state.curve], [c[1] for c in state.curve])
+    if state.history:
+        series["held-out exact match"] = ([h["step"] for h in state.history],
+                                          [h["val_exact"] for h in state.history])
+    return line_plot_svg(series, path=path, title="training", xlabel="step", markers=False)
+
+
+def by_length_series(results: dict) -> dict:
+    """{name: {length: exact}} -> {name: (lengths, exact)} for the line plots."""
+    return {name: (sorted(r), [r[k] for k in sorted(r)]) for name, r in results.items()}
+
+
+def by_length_text(results: dict, width: int = 80, height: int = 18) -> str:
+    return line_plot_text(by_length_series(results), width=width, height=height,
+                          title="exact match vs source length", xlabel="source length (characters)",
+                          ylim=(0.0, 1.0))
+
+
+def by_length_svg(results: dict, path) -> str:
+    return line_plot_svg(by_length_series(results), path=path,
+                         title="Exact match vs source length (cf. Bahdanau et al. 2015, Fig. 2)",
+                         xlabel="source length (characters)", ylabel="exact match",
+                         ylim=(0.0, 1.0), markers=True)
+
+
+def by_length_table(results: dict) -> str:
+    """One row per source length, one column per model."""
+    names = list(results)
+    lengths = sorted({k for r in results.values() for k in r})
+    lines = ["length " + "".join(f"{n:>12}" for n in names)]
+    for k in lengths:
+        cells = "".join(f"{100 * results[n][k]:11.1f}%" if k in results[n] else f"{'-':>12}"
+                        for n in names)
+        lines.append(f"{k:>6} " + cells)
+    return "\n".join(lines)
+
+
+def diagonality(weights: np.ndarray, anti: bool = False) -> float:
+    """Share of rows whose largest weight is on the (anti-)diagonal: argmax_j α_tj = t
+    (or S − 1 − t), over rows t < min(T, S)."""
+    T, S = weights.shape
+    n = min(T, S)
+    want = np.arange(n) if not anti else S - 1 - np.arange(n)
+    return float(np.mean(weights[:n].argmax(axis=1) == want))

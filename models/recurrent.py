@@ -1,0 +1,133 @@
+"""Recurrent cells: GRU and LSTM, with ``torch.nn.GRUCell`` / ``torch.nn.LSTMCell``'s equations,
+parameter names and weight layout, composed from minigrad ops (so backward comes for free).
+
+Shape letters: B batch, I input size, H hidden size.
+
+Layout (as PyTorch, so weights can be copied across unchanged):
+
+    GRUCell:  weight_ih (3H, I), weight_hh (3H, H), bias_ih (3H,), bias_hh (3H,), rows r | z | n
+    LSTMCell: weight_ih (4H, I), weight_hh (4H, H), bias_ih (4H,), bias_hh (4H,), rows i | f | g | o
+
+All initialised U(−1/√H, 1/√H), as PyTorch does.
+
+Each cell splits its work in two: ``project_input(x) = W_ih x + b_ih`` does not depend on the
+recurrence, so a caller that knows all inputs up front can compute it once for every step (the
+encoder projects its embedding table once per batch); ``step(gi, state)`` does the rest.
+``forward(x, state)`` is simply ``step(project_input(x), state)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import functional as F
+from minigrad.nn import Module, Parameter
+
+
+def _uniform(rng: np.random.Generator, bound: float, shape: tuple, dtype) -> Parameter:
+    return Parameter(rng.uniform(-bound, bound, size=shape).astype(dtype))
+
+
+class _Cell(Module):
+    """Shared parameters of a cell with ``gates`` stacked gate blocks."""
+
+    gates = 0
+
+    def __init__(self, input_size: int, hidden_size: int, rng: np.random.Generator | None = None,
+                 dtype=np.float64):
+        rng = np.random.default_rng() if rng is None else rng
+        k = 1.0 / np.sqrt(hidden_size)
+        G = self.gates * hidden_size
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.weight_ih = _uniform(rng, k, (G, input_size), dtype)
+        self.weight_hh = _uniform(rng, k, (G, hidden_size), dtype)
+        self.bias_ih = _uniform(rng, k, (G,), dtype)
+        self.bias_hh = _uniform(rng, k, (G,), dtype)
+
+    def project_input(self, x) -> mg.Tensor:
+        """gi = W_ih x + b_ih: the part of every gate that the recurrence does not touch."""
+        if x.shape[-1] != self.input_size:
+            raise ValueError(f"{type(self).__name__}: input of shape {tuple(x.shape)} has last dim "
+                             f"{x.shape[-1]}, but weight_ih expects input_size={self.input_size}")
+        return F.linear(x, self.weight_ih, self.bias_ih)  # (B, G)
+
+    def forward(self, x, state=None):
+        """One step from input ``x (B, I)``; ``state`` None means zeros."""
+        if state is None:
+            state = self.zero_state(x.shape[0])
+        return self.step(self.project_input(x), state)
+
+    def _check_hidden(self, h) -> None:
+        if h.shape[-1] != self.hidden_size:
+            raise ValueError(f"{type(self).__name__}: hidden state of shape {tuple(h.shape)} does "
+                             f"not fit hidden_size={self.hidden_size}")
+
+
+class GRUCell(_Cell):
+    """Gated recurrent unit, ``torch.nn.GRUCell``'s equations (``reset_after=True``)::
+
+        r  = σ(W_ir x + b_ir + W_hr h + b_hr)            reset gate
+        z  = σ(W_iz x + b_iz + W_hz h + b_hz)            update gate
+        n  = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn))   candidate
+        h' = (1 − z) ⊙ n + z ⊙ h
+
+    ``reset_after=False`` is the form of Cho et al. 2014 used in Bahdanau et al.'s paper: the
+    reset gate acts on h *before* the matrix, ``n = tanh(W_in x + b_in + W_hn (r ⊙ h) + b_hn)``.
+    The parameters are the same; the two forms differ only in where r is applied.
+    """
+
+    gates = 3
+
+    def __init__(self, input_size: int, hidden_size: int, reset_after: bool = True,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        super().__init__(input_size, hidden_size, rng, dtype)
+        self.reset_after = reset_after
+
+    def zero_state(self, batch: int) -> mg.Tensor:
+        return mg.Tensor(np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype))
+
+    def step(self, gi, h) -> mg.Tensor:
+        """h' from the projected input ``gi = W_ih x + b_ih (B, 3H)`` and ``h (B, H)``."""
+        self._check_hidden(h)
+        H = self.hidden_size
+        if self.reset_after:
+            gh = F.linear(h, self.weight_hh, self.bias_hh)        # (B, 3H)
+            rz = mg.sigmoid(gi[:, :2 * H] + gh[:, :2 * H])        # (B, 2H): r | z in one op
+            r, z = rz[:, :H], rz[:, H:]                           # (B, H) each
+            n = mg.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])        # (B, H)
+        else:
+            W_rz, W_n = self.weight_hh[:2 * H], self.weight_hh[2 * H:]
+            b_rz, b_n = self.bias_hh[:2 * H], self.bias_hh[2 * H:]
+            rz = mg.sigmoid(gi[:, :2 * H] + F.linear(h, W_rz, b_rz))  # (B, 2H)
+            r, z = rz[:, :H], rz[:, H:]
+            n = mg.tanh(gi[:, 2 * H:] + F.linear(r * h, W_n, b_n))   # (B, H)
+        return n + z * (h - n)  # (B, H); = (1 − z) ⊙ n + z ⊙ h with one op fewer
+
+
+class LSTMCell(_Cell):
+    """Long short-term memory, ``torch.nn.LSTMCell``'s equations; the state is ``(h, c)``::
+
+        i = σ(W_ii x + b_ii + W_hi h + b_hi)     input gate
+        f = σ(W_if x + b_if + W_hf h + b_hf)     forget gate
+        g = tanh(W_ig x + b_ig + W_hg h + b_hg)  cell candidate
+        o = σ(W_io x + b_io + W_ho h + b_ho)     output gate
+        c' = f ⊙ c + i ⊙ g,   h' = o ⊙ tanh(c')
+    """
+
+    gates = 4
+
+    def zero_state(self, batch: int) -> tuple:
+        zeros = np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype)
+        return mg.Tensor(zeros), mg.Tensor(zeros.copy())
+
+    def step(self, gi, state) -> tuple:
+        """(h', c') from the projected input ``gi (B, 4H)`` and ``state = (h, c)``."""
+        h, c = state
+        self._check_hidden(h)
+        H = self.hidden_size
+        gates = gi + F.linear(h, self.weight_hh, self.bias_hh)   # (B, 4H)
+        sig = mg.sigmoid(gates)                                  # (B, 4H); its g block is unused
+        i, f, o = sig[:, :H], sig[:, H:2 * H], sig[:, 3 * H:]    # (B, H) each
+        g = mg.tanh(gates[:, 2 * H:3 * H])                       # (B, H)
+        c = f * c + i * g                                        # (B, H)
+        return o * mg.tanh(c), c

@@ -1,0 +1,138 @@
+"""``Seq2Seq``: the bidirectional encoder and one decoder, the loss, and decoding.
+
+Shape letters: B batch, S source length, T target length, V target vocabulary.
+
+Sources and targets are token ids as ``models.data`` makes them: ``x_1 .. x_{S−1}, EOS`` and
+``y_1 .. y_{T−1}, EOS``, right-padded with PAD and described by boolean masks (True = real).
+The model prepends BOS to form the decoder input ``BOS, y_1 .. y_{T−1}``.
+
+The loss is the mean cross-entropy over real target tokens (padding is not counted):
+
+    L = −(1 / Σ_b T_b) Σ_b Σ_{t ≤ T_b} log p(y_bt | y_b,<t, x_b)
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import functional as F
+from minigrad.nn import Module
+
+from models.data import BOS, PAD
+from models.decoding import beam_search, greedy
+from models.decoders import SCORES, BahdanauDecoder, PlainDecoder
+from models.encoder import BiGRUEncoder, check_source
+from models.luong import LUONG_SCORES, LuongDecoder
+
+DECODERS = ("bahdanau", "luong", "plain")
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+@dataclass
+class ModelConfig:
+    """Everything needed to rebuild a model (stored as JSON next to its weights).
+
+    ``hidden`` is the encoder's size per direction (annotations are 2·hidden wide);
+    ``dec_hidden`` the decoder's; ``attn`` the width A of the additive and concat scores.
+    """
+    src_vocab: int
+    tgt_vocab: int
+    embed: int = 32
+    hidden: int = 64
+    dec_hidden: int = 64
+    attn: int = 64
+    decoder: str = "bahdanau"
+    score: str = "additive"
+    input_feeding: bool = True
+    cell: str = "gru"
+    window: int = 2
+    reset_after: bool = True
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        if self.decoder not in DECODERS:
+            raise ValueError(f"ModelConfig: decoder must be one of {DECODERS}, got {self.decoder!r}")
+        if self.decoder == "bahdanau" and self.score not in SCORES:
+            raise ValueError(f"ModelConfig: Bahdanau's score must be one of {SCORES}, got {self.score!r}")
+        if self.decoder == "luong" and self.score not in LUONG_SCORES:
+            raise ValueError(f"ModelConfig: Luong's score must be one of {LUONG_SCORES}, "
+                             f"got {self.score!r}")
+        if self.dtype not in DTYPES:
+            raise ValueError(f"ModelConfig: dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
+        for name in ("src_vocab", "tgt_vocab", "embed", "hidden", "dec_hidden", "attn", "window"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"ModelConfig: {name} must be a positive int, got {getattr(self, name)!r}")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ModelConfig":
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"ModelConfig: unknown field(s) {unknown}")
+        return cls(**d)
+
+
+def decoder_inputs(tgt: np.ndarray) -> np.ndarray:
+    """BOS, y_1 .. y_{T−1}: the targets shifted right by one, (B, T)."""
+    return np.concatenate([np.full((tgt.shape[0], 1), BOS, dtype=tgt.dtype), tgt[:, :-1]], axis=1)
+
+
+class Seq2Seq(Module):
+    """Encoder–decoder with attention (or without: ``decoder="plain"``), built from a config."""
+
+    def __init__(self, config: ModelConfig, rng: np.random.Generator | None = None):
+        rng = np.random.default_rng() if rng is None else rng
+        self.config, c = config, config
+        dtype = DTYPES[c.dtype]
+        self.encoder = BiGRUEncoder(c.src_vocab, c.embed, c.hidden, c.reset_after, rng=rng, dtype=dtype)
+        K = 2 * c.hidden
+        if c.decoder == "bahdanau":
+            self.decoder = BahdanauDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.attn, c.score,
+                                           c.reset_after, rng=rng, dtype=dtype)
+        elif c.decoder == "luong":
+            self.decoder = LuongDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.score, c.attn,
+                                        c.input_feeding, c.cell, c.window, c.reset_after,
+                                        rng=rng, dtype=dtype)
+        else:
+            self.decoder = PlainDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.reset_after,
+                                        rng=rng, dtype=dtype)
+
+    def forward(self, src, src_mask, tgt, teacher_forcing: float = 1.0,
+                rng: np.random.Generator | None = None) -> tuple:
+        """Logits (B, T, V) for targets ``tgt (B, T)`` and the alignment (B, T, S) or None."""
+        src, src_mask = check_source(src, src_mask)
+        tgt = np.asarray(tgt)
+        if tgt.ndim != 2 or tgt.shape[0] != src.shape[0] or tgt.shape[1] == 0:
+            raise ValueError(f"Seq2Seq: targets of shape {tgt.shape} do not fit sources {src.shape}")
+        encoded = self.encoder(src, src_mask)
+        return self.decoder(encoded, decoder_inputs(tgt), teacher_forcing, rng)
+
+    def loss(self, src, src_mask, tgt, tgt_mask=None, teacher_forcing: float = 1.0,
+             rng: np.random.Generator | None = None) -> mg.Tensor:
+        """Mean cross-entropy over the real target tokens (``tgt_mask`` True; None: tgt != PAD).
+        ``src_mask`` None likewise means src != PAD."""
+        logits, _ = self.forward(src, src_mask, tgt, teacher_forcing, rng)
+        return masked_cross_entropy(logits, tgt, tgt_mask)
+
+    def greedy(self, src, src_mask=None, max_len: int = 32) -> list:
+        """Pick the most likely token at every step; a ``Translation`` per example."""
+        return greedy(self, src, src_mask, max_len)
+
+    def beam(self, src, src_mask=None, beam_size: int = 4, length_penalty: float = 0.6,
+             max_len: int = 32) -> list:
+        """Beam search of width ``beam_size``; hypotheses ranked by log p / lp(length)."""
+        return beam_search(self, src, src_mask, beam_size, length_penalty, max_len)
+
+
+def masked_cross_entropy(logits, tgt, tgt_mask) -> mg.Tensor:
+    """Mean of −log softmax(logits)[y] over positions where ``tgt_mask`` is True."""
+    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else np.asarray(tgt_mask, dtype=bool)
+    if tgt_mask.shape != np.shape(tgt):
+        raise ValueError(f"targets {np.shape(tgt)} vs target mask {tgt_mask.shape}")
+    return F.cross_entropy(logits, np.where(tgt_mask, tgt, PAD), ignore_index=PAD)

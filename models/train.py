@@ -1,0 +1,259 @@
+"""Training: Adam, gradient clipping, a progress line, held-out evaluation, early stop at a
+target exact match, and checkpoints that resume exactly.
+
+Randomness. ``TrainConfig.seed`` seeds three generators (``np.random.SeedSequence.spawn``):
+the data, the initial weights, and training (batch order, teacher forcing). The training
+generator's state (``bit_generator.state``, plain JSON) is saved with every checkpoint, with
+the state it had when the current epoch's batch order was drawn; together with Adam's state
+this makes a resumed run continue bit for bit: it ends with the weights of an uninterrupted one.
+
+Batches are bucketed: each epoch shuffles the examples, sorts pools of 16 batches by source
+length, cuts them into batches and shuffles the batch order, so little time goes into padding.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from minigrad import optim
+
+from models import checkpoint as ckpt
+from models.data import TaskData, make_task, pad_batch
+from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
+
+POOL = 16   # batches per sorting pool
+CURVE = 25  # steps per point of the loss curve
+
+
+@dataclass
+class TrainConfig:
+    task: str = "dates"
+    n_train: int = 20000
+    n_val: int = 1000
+    min_len: int = 3          # copy, reverse, sort: source length range (dates ignore it)
+    max_len: int = 10
+    batch_size: int = 64
+    lr: float = 3e-3
+    clip: float = 1.0         # max global gradient norm
+    epochs: int = 20
+    target: float = 0.99      # stop once held-out exact match reaches this (> 1: never)
+    min_epochs: int = 1       # ... but not before this many epochs
+    teacher_forcing: float = 1.0
+    seed: int = 0
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TrainConfig":
+        return cls(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}})
+
+
+@dataclass
+class TrainState:
+    """Where a run is: everything besides weights and Adam that ``--resume`` needs."""
+    epoch: int = 0                 # epochs completed
+    batch: int = 0                 # batches of the current epoch completed
+    step: int = 0                  # optimizer steps in total
+    seconds: float = 0.0           # training time so far
+    rng: dict | None = None        # training generator's bit_generator.state
+    epoch_rng: dict | None = None  # its state before this epoch's batch order was drawn
+    sums: dict = field(default_factory=dict)     # running sums over the current epoch
+    history: list = field(default_factory=list)  # one dict per finished epoch
+    curve: list = field(default_factory=list)    # [step, mean loss of the last CURVE steps]
+    done: bool = False
+
+
+def seeds(seed: int) -> tuple:
+    """Generators for (data, initial weights, training) from one seed."""
+    return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+
+
+def fmt_time(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class Trainer:
+    """Trains ``model`` on ``data`` with ``config``; ``run()`` returns when done or stopped."""
+
+    def __init__(self, model: Seq2Seq, data: TaskData, config: TrainConfig,
+                 rng: np.random.Generator, state: TrainState | None = None):
+        self.model, self.data, self.config, self.rng = model, data, config, rng
+        self.optimizer = optim.Adam(model.parameters(), lr=config.lr)
+        self.state = state or TrainState()
+        encode = lambda pairs, v, side: [v.encode(p[side]) for p in pairs]
+        self.src = encode(data.train, data.src_vocab, 0)
+        self.tgt = encode(data.train, data.tgt_vocab, 1)
+        self.decode_len = max(len(t) for _, t in data.train + data.val) + 5
+
+    # ---- setting up ------------------------------------------------------------------
+    @classmethod
+    def create(cls, config: TrainConfig, model_config: dict | None = None) -> "Trainer":
+        """Fresh run: the task's data and a model (``model_config`` overrides defaults)."""
+        data_rng, init_rng, train_rng = seeds(config.seed)
+        data = make_task(config.task, data_rng, config.n_train, config.n_val,
+                         config.min_len, config.max_len)
+        mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), **(model_config or {}))
+        return cls(Seq2Seq(mc, init_rng), data, config, train_rng)
+
+    @classmethod
+    def resume(cls, folder) -> "Trainer":
+        """Continue the run saved in ``folder`` exactly where it stopped."""
+        model, _, _, index = ckpt.load_checkpoint(folder)
+        if "train" not in index or "state" not in index:
+            raise ckpt.CheckpointError(f"checkpoint: {folder} was not saved by training; "
+                                       f"it has no training state to resume")
+        try:
+            config = TrainConfig.from_dict(index["train"])
+            state = TrainState(**index["state"])
+            rng = np.random.default_rng()
+            rng.bit_generator.state = state.rng
+        except (KeyError, TypeError, ValueError) as e:
+            raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad training state ({e!r})") from None
+        data = make_task(config.task, seeds(config.seed)[0], config.n_train, config.n_val,
+                         config.min_len, config.max_len)
+        trainer = cls(model, data, config, rng, state)
+        trainer.optimizer.load_state_dict(ckpt.load_optimizer_state(folder))
+        return trainer
+
+    def save(self, folder) -> str:
+        self.state.rng = self.rng.bit_generator.state
+        extra = {"task": self.config.task, "train": dataclasses.asdict(self.config),
+                 "state": dataclasses.asdict(self.state)}
+        return ckpt.save_checkpoint(folder, self.model, self.data.src_vocab, self.data.tgt_vocab,
+                                    extra, self.optimizer, self.state.step)
+
+    # ---- one epoch's batches ---------------------------------------------------------
+    def epoch_plan(self) -> list:
+        """This epoch's batches as index arrays, drawn from the training generator."""
+        n, bs = len(self.src), self.config.batch_size
+        order = self.rng.permutation(n)
+        lengths = np.array([len(s) for s in self.src])
+        plan = []
+        for start in range(0, n, bs * POOL):
+            pool = order[start:start + bs * POOL]
+            pool = pool[np.argsort(lengths[pool], kind="stable")]
+            plan += [pool[i:i + bs] for i in range(0, len(pool), bs)]
+        return [plan[i] for i in self.rng.permutation(len(plan))]
+
+    def train_step(self, idx) -> dict:
+        """Forward, backward, clip, Adam on the examples ``idx``; returns the batch's counts."""
+        src, src_mask = pad_batch([self.src[i] for i in idx])
+        tgt, tgt_mask = pad_batch([self.tgt[i] for i in idx])
+        logits, _ = self.model(src, src_mask, tgt, self.config.teacher_forcing, self.rng)
+        loss = masked_cross_entropy(logits, tgt, tgt_mask)
+        self.optimizer.zero_grad()
+        loss.backward()
+        optim.clip_grad_norm(self.optimizer.params, self.config.clip)
+        self.optimizer.step()
+        right = (logits.data.argmax(axis=-1) == tgt) | ~tgt_mask          # (B, T)
+        n_tok = int(tgt_mask.sum())
+        return {"loss": loss.item() * n_tok, "tokens": n_tok, "correct": int((right & tgt_mask).sum()),
+                "exact": int(right.all(axis=1).sum()), "examples": len(idx)}
+
+    # ---- evaluation ------------------------------------------------------------------
+    def evaluate(self, pairs=None, batch_size: int = 500) -> dict:
+        """Greedy decoding of held-out ``pairs`` (default: the validation set)."""
+        return evaluate(self.model, self.data, self.data.val if pairs is None else pairs,
+                        self.decode_len, batch_size)
+
+    # ---- the loop --------------------------------------------------------------------
+    def run(self, log=print, folder=None, max_steps: int | None = None,
+            time_limit: float | None = None, should_stop=lambda: False,
+            progress_every: float = 10.0) -> TrainState:
+        """Train until ``epochs``, the target, ``max_steps``, ``time_limit`` (seconds) or
+        ``should_stop()``; checkpoint into ``folder`` after every epoch and when stopping.
+        A progress line goes to ``log`` after every epoch and every ``progress_every`` s."""
+        st, cfg = self.state, self.config
+        if st.done:
+            log("this run is already finished")
+            return st
+        self.model.train()
+        started, seconds0 = time.perf_counter(), st.seconds
+        last_line, seen = started, 0  # for the progress line: examples seen in this call
+        while st.epoch < cfg.epochs:
+            if st.epoch_rng is None:  # a new epoch: remember the generator, draw the batch order
+                st.epoch_rng, st.sums = self.rng.bit_generator.state, {}
+                plan = self.epoch_plan()
+            else:  # resuming inside an epoch: redraw its batch order, then restore the generator
+                now, self.rng.bit_generator.state = self.rng.bit_generator.state, st.epoch_rng
+                plan = self.epoch_plan()
+                self.rng.bit_generator.state = now
+            while st.batch < len(plan):
+                if (max_steps is not None and st.step >= max_steps) or should_stop() or (
+                        time_limit is not None and time.perf_counter() - started >= time_limit):
+                    st.seconds = seconds0 + time.perf_counter() - started
+                    if folder is not None:
+                        self.save(folder)
+                    log(f"stopped at epoch {st.epoch + 1}, batch {st.batch}/{len(plan)} "
+                        f"(step {st.step})" + (f"; resume with --resume {folder}" if folder else ""))
+                    return st
+                counts = self.train_step(plan[st.batch])
+                for k, v in counts.items():
+                    st.sums[k] = st.sums.get(k, 0) + v
+                    st.sums["curve_" + k] = st.sums.get("curve_" + k, 0) + v
+                st.batch += 1
+                st.step += 1
+                if st.step % CURVE == 0:
+                    st.curve.append([st.step, st.sums.pop("curve_loss") / st.sums["curve_tokens"]])
+                    for k in counts:
+                        st.sums.pop("curve_" + k, None)
+                seen += counts["examples"]
+                if time.perf_counter() - last_line >= progress_every:
+                    last_line = time.perf_counter()
+                    log(self._progress_line(len(plan), seen / (last_line - started)))
+            st.seconds = seconds0 + time.perf_counter() - started
+            self._end_epoch(log)  # sets done when the target is reached
+            st.done = st.done or st.epoch >= cfg.epochs
+            if folder is not None:
+                self.save(folder)
+            if st.done:
+                break
+        if not st.done:  # nothing was left to do
+            st.done = True
+            if folder is not None:
+                self.save(folder)
+        self.model.eval()
+        return st
+
+    def _progress_line(self, n_batches: int, rate: float) -> str:
+        st, s = self.state, self.state.sums
+        left = (n_batches - st.batch) * self.config.batch_size / max(rate, 1e-9)
+        return (f"  epoch {st.epoch + 1:>3} batch {st.batch:>4}/{n_batches}  loss "
+                f"{s['loss'] / s['tokens']:.4f}  tok acc {100 * s['correct'] / s['tokens']:5.1f}%  "
+                f"{rate:6.0f} ex/s  epoch ends in ~{fmt_time(left)}")
+
+    def _end_epoch(self, log) -> None:
+        st, cfg, s = self.state, self.config, self.state.sums
+        val = self.evaluate()
+        record = {"epoch": st.epoch + 1, "step": st.step, "seconds": round(st.seconds, 2),
+                  "loss": s["loss"] / s["tokens"], "token_acc": s["correct"] / s["tokens"],
+                  "train_exact": s["exact"] / s["examples"], "val_exact": val["exact"],
+                  "val_token_acc": val["token_acc"]}
+        st.history.append(record)
+        st.epoch, st.batch, st.sums, st.epoch_rng = st.epoch + 1, 0, {}, None
+        rate = len(self.src) * st.epoch / max(st.seconds, 1e-9)
+        eta = (cfg.epochs - st.epoch) * len(self.src) / rate
+        log(f"epoch {st.epoch:>3}/{cfg.epochs}  loss {record['loss']:.4f}  "
+            f"tok acc {100 * record['token_acc']:5.1f}%  exact(val) {100 * val['exact']:5.1f}%  "
+            f"{rate:6.0f} ex/s  {fmt_time(st.seconds)} elapsed  ETA ≤{fmt_time(eta)}")
+        if val["exact"] >= cfg.target and st.epoch >= cfg.min_epochs:
+            st.done = True
+            log(f"reached {100 * val['exact']:.1f}% exact match on {len(self.data.val)} held-out "
+                f"examples (target {100 * cfg.target:.0f}%) after {fmt_time(st.seconds)}")
+
+
+def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int = 500) -> dict:
+    """Exact match and token accuracy of greedy decoding on ``pairs`` (sorted by length)."""
+    pairs = sorted(pairs, key=lambda p: len(p[0]))
+    exact = right = total = 0
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start:start + batch_size]
+        src, src_mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])
+        for (_, want), out in zip(chunk, model.greedy(src, src_mask, max_len)):
+            got = data.tgt_vocab.decode(out.tokens)
+            exact += got == want
+            right += sum(a == b for a, b in zip(got, want))
+            total += max(len(got), len(want))
+    return {"exact": exact / max(len(pairs), 1), "token_acc": right / max(total, 1)}

@@ -1,0 +1,104 @@
+"""Greedy and beam decoding on untrained tiny models: shapes, scores, and agreement."""
+import itertools
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from models.data import BOS, EOS, PAD
+from models.decoding import length_penalty_gnmt
+from model_helpers import random_batch, tiny_model
+
+MODELS = [dict(), dict(decoder="luong", score="general"), dict(decoder="luong", score="local-p"),
+          dict(decoder="plain")]
+
+
+def sources(seed=0, lengths=(5, 3, 1)):
+    return random_batch(np.random.default_rng(seed), lengths, 9)
+
+
+def rescore(model, src, mask, tokens) -> float:
+    """log p(tokens | src) under teacher forcing."""
+    tgt = np.array([tokens])
+    logits, _ = model(src, mask, tgt)
+    logp = mg.functional.log_softmax(logits).data[0]
+    return float(logp[np.arange(len(tokens)), tokens].sum())
+
+
+@pytest.mark.parametrize("overrides", MODELS)
+def test_greedy_shapes_and_scores(overrides):
+    model = tiny_model(seed=1, **overrides)
+    src, mask = sources()
+    outs = model.greedy(src, mask, max_len=6)
+    assert len(outs) == 3
+    for b, out in enumerate(outs):
+        assert 1 <= len(out.tokens) <= 6
+        assert EOS not in out.tokens[:-1] and PAD not in out.tokens and BOS not in out.tokens
+        if out.weights is not None:
+            assert out.weights.shape == (len(out.tokens), mask[b].sum())
+            if overrides.get("score") != "local-p":  # local-p's gaussian weights do not sum to 1
+                np.testing.assert_allclose(out.weights.sum(axis=1), 1, atol=1e-12)
+        assert abs(out.score - rescore(model, src[b:b + 1], mask[b:b + 1], out.tokens)) < 1e-9
+
+
+@pytest.mark.parametrize("overrides", MODELS)
+def test_greedy_of_a_batch_equals_each_example_alone(overrides):
+    model = tiny_model(seed=2, **overrides)
+    src, mask = sources(1)
+    together = model.greedy(src, mask, max_len=6)
+    for b, out in enumerate(together):
+        n = mask[b].sum()
+        alone = model.greedy(src[b:b + 1, :n], max_len=6)[0]
+        assert alone.tokens == out.tokens
+        if out.weights is not None:
+            np.testing.assert_allclose(alone.weights, out.weights, atol=1e-12)
+
+
+@pytest.mark.parametrize("overrides", MODELS)
+def test_beam_of_one_is_greedy(overrides):
+    model = tiny_model(seed=3, **overrides)
+    src, mask = sources(2)
+    for g, b in zip(model.greedy(src, mask, max_len=6), model.beam(src, mask, 1, 0.0, max_len=6)):
+        assert g.tokens == b.tokens
+        assert abs(g.score - b.score) < 1e-9
+
+
+@pytest.mark.parametrize("overrides", MODELS)
+def test_beam_scores_are_the_models_log_probabilities(overrides):
+    model = tiny_model(seed=4, **overrides)
+    src, mask = sources(3)
+    outs = model.beam(src, mask, beam_size=4, length_penalty=0.6, max_len=6)
+    for b, out in enumerate(outs):
+        assert abs(out.score - rescore(model, src[b:b + 1], mask[b:b + 1], out.tokens)) < 1e-9
+        if out.weights is not None:
+            assert out.weights.shape == (len(out.tokens), mask[b].sum())
+
+
+def test_a_beam_wide_enough_to_keep_everything_is_exact_search():
+    """With K ≥ (number of tokens)^max_len nothing is ever pruned, so the beam's best finished
+    hypothesis is the most likely of all sequences of at most max_len tokens ending in EOS."""
+    model = tiny_model(seed=5, tgt_vocab=6)  # emitted tokens: EOS, UNK, 4, 5
+    src, mask = sources(4)
+    tokens, max_len = [EOS, 3, 4, 5], 3
+    seqs = [list(p) + [EOS] for n in range(max_len) for p in itertools.product(tokens[1:], repeat=n)]
+    for b, out in enumerate(model.beam(src, mask, beam_size=4 ** max_len, length_penalty=0.0,
+                                       max_len=max_len)):
+        best = max(rescore(model, src[b:b + 1], mask[b:b + 1], s) for s in seqs)
+        assert out.tokens[-1] == EOS
+        assert abs(out.score - best) < 1e-9
+
+
+def test_length_penalty_formula():
+    assert length_penalty_gnmt(1, 0.0) == 1.0
+    np.testing.assert_allclose(length_penalty_gnmt([1, 7], 1.0), [1.0, 2.0])
+
+
+def test_decoding_argument_errors():
+    model = tiny_model()
+    src, mask = sources()
+    with pytest.raises(ValueError, match="beam_size"):
+        model.beam(src, mask, beam_size=0)
+    with pytest.raises(ValueError, match="max_len"):
+        model.greedy(src, mask, max_len=0)
+    with pytest.raises(ValueError, match="length_penalty"):
+        model.beam(src, mask, length_penalty=-1)

@@ -1,0 +1,93 @@
+"""The command line: train, translate (bad input included), compare-length, and the main demo."""
+import json
+import os
+
+import pytest
+
+from models import blas
+from models.cli import main
+
+TINY = ["--embed", "8", "--hidden", "16", "--dec-hidden", "16", "--attn", "16"]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_blas_thread():
+    with blas.threads(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    out = tmp_path_factory.mktemp("copy")
+    code = main(["train", "--task", "copy", "--n-train", "2000", "--n-val", "200", "--epochs",
+                 "12", "--batch-size", "32", "--dtype", "float64", "--out", str(out)] + TINY)
+    assert code == 0
+    return out
+
+
+@pytest.mark.slow
+def test_train_writes_a_checkpoint_and_a_loss_curve(checkpoint, capsys):
+    files = os.listdir(checkpoint)
+    assert "checkpoint.json" in files and "training.svg" in files
+    with open(checkpoint / "checkpoint.json") as f:
+        state = json.load(f)["state"]
+    assert state["done"] and state["history"][-1]["val_exact"] >= 0.9
+    assert open(checkpoint / "training.svg").read().startswith("<svg")
+
+
+@pytest.mark.slow
+def test_translate_prints_the_output_and_a_heatmap(checkpoint, capsys, tmp_path):
+    assert main(["translate", str(checkpoint), "abc12", "9f", "--svg", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "'abc12' -> 'abc12'" in out and "'9f' -> '9f'" in out
+    assert "│" in out and "scale 0-1" in out  # the terminal heatmap
+    assert sorted(os.listdir(tmp_path)) == ["alignment-1.svg", "alignment-2.svg"]
+    assert main(["translate", str(checkpoint), "abc12", "--beam", "3", "--no-heatmap"]) == 0
+    assert "'abc12' -> 'abc12'" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_translate_bad_input(checkpoint, capsys, tmp_path):
+    assert main(["translate", str(checkpoint), "ab%c"]) == 0  # unknown character: <unk>, warned
+    captured = capsys.readouterr()
+    assert "unknown character" in captured.err and "'%'" in captured.err
+    assert main(["translate", str(checkpoint), ""]) == 2
+    assert "empty" in capsys.readouterr().err
+    assert main(["translate", str(tmp_path / "missing"), "abc"]) == 2
+    assert "not found" in capsys.readouterr().err
+    (tmp_path / "checkpoint.json").write_text("[]")
+    assert main(["translate", str(tmp_path), "abc"]) == 2
+    assert "error: checkpoint" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_resume_flag(tmp_path, capsys):
+    args = ["train", "--task", "reverse", "--n-train", "300", "--n-val", "20", "--epochs", "2",
+            "--target", "2", "--out", str(tmp_path)] + TINY
+    assert main(args + ["--time-limit", "0"]) == 0  # stops at once, after checkpointing
+    assert "resume with --resume" in capsys.readouterr().out
+    assert main(["train", "--resume", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "resuming" in out and "epoch   2/2" in out
+
+
+@pytest.mark.slow
+def test_compare_length_prints_a_table_and_writes_a_plot(tmp_path, capsys):
+    assert main(["compare-length", "--max-len", "8", "--n-train", "300", "--n-val", "60",
+                 "--epochs", "1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no attention" in out and "exact match vs source length" in out
+    assert (tmp_path / "exact_vs_length.svg").exists()
+
+
+@pytest.mark.slow
+def test_main_demo(tmp_path, capsys):
+    """No arguments runs this: train on dates to >= 99% held-out exact match, then translate
+    unseen dates with heatmaps (terminal and SVG)."""
+    assert main(["demo", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    with open(tmp_path / "checkpoint.json") as f:
+        history = json.load(f)["state"]["history"]
+    assert history[-1]["val_exact"] >= 0.99
+    assert out.count("scale 0-1") == 4
+    assert len([f for f in os.listdir(tmp_path) if f.startswith("alignment-")]) == 4

@@ -1,0 +1,61 @@
+"""Pictures of alignments and of accuracy by length; the BLAS thread switch."""
+import numpy as np
+
+from models import blas
+from models.data import Vocab
+from models.decoding import Translation
+from models.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
+                             by_length_text, diagonality)
+
+SRC, TGT = Vocab("abc"), Vocab("xyz")
+
+
+def translation():
+    weights = np.array([[0.0, 0.1, 0.9, 0.0], [0.0, 0.8, 0.2, 0.0], [0.9, 0.1, 0.0, 0.0],
+                        [0.0, 0.0, 0.0, 1.0]])  # (T_out, S): "cba" reversed into "zyx" + EOS
+    return Translation(TGT.encode("zyx"), weights, -0.5)
+
+
+def test_alignment_text_labels_both_axes_and_fits_100_columns():
+    text = alignment_text(translation(), "cb?", SRC, TGT)
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    assert lines[0].split() == ["c", "b", "?", "␄"]  # "?" is unknown to the vocabulary: shown as ?
+    assert [line.split("│")[0].strip() for line in lines[2:6]] == ["z", "y", "x", "␄"]
+    assert "█" in lines[2] and "scale 0-1" in text
+
+
+def test_alignment_without_attention():
+    plain = Translation(TGT.encode("zyx"), None, -0.5)
+    assert "no attention" in alignment_text(plain, "cba", SRC, TGT)
+    assert alignment_svg(plain, "cba", SRC, TGT, None) is None
+
+
+def test_alignment_svg_is_a_standalone_file(tmp_path):
+    path = tmp_path / "a.svg"
+    svg = alignment_svg(translation(), "cba", SRC, TGT, path)
+    assert path.read_text() == svg and svg.startswith("<svg") and "cba → zyx" in svg
+    assert svg.count('class="cell"') == 16
+
+
+def test_by_length_outputs(tmp_path):
+    results = {"no attention": {4: 0.9, 8: 0.1}, "attention": {4: 1.0, 8: 0.95, 12: 0.9}}
+    table = by_length_table(results)
+    assert table.splitlines()[1].split() == ["4", "90.0%", "100.0%"]
+    assert table.splitlines()[3].split() == ["12", "-", "90.0%"]
+    assert "exact match vs source length" in by_length_text(results)
+    by_length_svg(results, tmp_path / "p.svg")
+    assert (tmp_path / "p.svg").read_text().count('class="series"') == 2
+
+
+def test_diagonality():
+    eye = np.eye(4)
+    assert diagonality(eye) == 1.0 and diagonality(eye[::-1], anti=True) == 1.0
+    assert diagonality(eye[::-1]) == 0.0
+
+
+def test_blas_threads_round_trip():
+    before = blas.get_threads()
+    with blas.threads(1):
+        assert blas.get_threads() in (1, None)
+    assert blas.get_threads() == before
