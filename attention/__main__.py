@@ -52,10 +52,15 @@ def main(argv=None) -> int:
     out = None if args.no_svg else args.out
     if out is not None and os.path.exists(out) and not os.path.isdir(out):
         parser.error(f"--out {out!r} exists and is not a folder")
-    for i, name in enumerate(args.demos or DEMOS):
-        if i:
-            print("\n" + "=" * 76 + "\n")
-        print(DEMOS[name][0](out_dir=out).text)
+    try:
+        for i, name in enumerate(args.demos or DEMOS):
+            if i:
+                print("\n" + "=" * 76 + "\n")
+            print(DEMOS[name][0](out_dir=out).text)
+        sys.stdout.flush()  # a closed pipe shows up here, not at exit
+    except BrokenPipeError:  # e.g. `python -m attention | head`: stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 0
 
 

@@ -17,6 +17,11 @@ Source positions are numbered s = 0 … S−1; a query at aligned position p_t r
 S in p_t is the source length; with a mask it is each example's number of real tokens
 (``mask.sum(-1)``), so p_t stays inside the sentence when padding follows it.
 
+local-m's window is cut at the source's ends, as in the paper. A decoder may run past the
+source's end (greedy decoding up to ``max_len``): for t ≥ S + D the window holds no source
+position, and the query reads nothing -- zero weights and a zero context, like a query whose
+keys are all padding. A negative position is an error.
+
 For clarity every position is scored and those outside the window are masked: the result is
 Luong's, but the compute that local attention saves on long sources is not saved here.
 """
@@ -46,8 +51,14 @@ class LocalAttention(Module):
     def __init__(self, score: Module, window: int, predictive: bool = False,
                  query_dim: int | None = None, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        if int(window) != window or window < 0:
-            raise ValueError(f"LocalAttention: window D must be a non-negative int, got {window}")
+        try:
+            ok = int(window) == window and window >= 0
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ValueError(f"LocalAttention: window D must be a non-negative int, got {window!r}")
+        if predictive and window < 1:  # σ = D/2 = 0: the gaussian would zero every weight
+            raise ValueError(f"LocalAttention: local-p needs window D >= 1 (σ = D/2), got {window}")
         self.score, self.window, self.predictive = score, int(window), predictive
         if predictive:
             if query_dim is None:
@@ -71,7 +82,7 @@ class LocalAttention(Module):
                              f"expects {self.W_p.shape[1]}")
         return (F.linear(query, self.W_p).tanh() @ self.v_p).sigmoid() * length  # (B, [T])
 
-    def _fixed_position(self, position, shape: tuple) -> np.ndarray:
+    def _fixed_position(self, position, shape: tuple, S: int) -> np.ndarray:
         """local-m: p_t = t as an array of the scores' leading shape (B,) or (B, T)."""
         if position is None:
             if len(shape) == 1:
@@ -80,11 +91,17 @@ class LocalAttention(Module):
             return np.broadcast_to(np.arange(shape[1]), shape)            # (B, T): t
         p = np.asarray(position, dtype=float)
         try:
-            return np.broadcast_to(p, shape)
+            p = np.broadcast_to(p, shape)                                  # (B, [T])
         except ValueError:
             raise ValueError(f"LocalAttention: position of shape {p.shape} does not fit "
                              f"{shape_str(shape, 'BT')} (an int, (B,) for a query (B, Dq); "
                              f"broadcastable to (B, T) for (B, T, Dq))") from None
+        if not np.all(p >= 0):  # also catches NaN
+            bad = p[~(p >= 0)].flat[0]
+            raise ValueError(f"LocalAttention: position {bad:g} is negative: local-m reads "
+                             f"around p_t = t, the decoder step t >= 0 (S={S} source positions, "
+                             f"0 … {S - 1})")
+        return p
 
     def forward(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:
         values = keys if values is None else values
@@ -101,9 +118,9 @@ class LocalAttention(Module):
             in_window = np.abs(s - p.data[..., None]) <= D                  # (B, [T,] S)
             align = masked_softmax(scores, real & in_window)                # (B, [T,] S)
             sigma = D / 2
-            gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * sigma ** 2)).exp() if D else 1.0
+            gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * sigma ** 2)).exp()  # (B, [T,] S)
             weights = align * gauss                                         # (B, [T,] S)
             return weighted_sum(weights, values), weights                  # (B, [T,] Dv)
-        p = self._fixed_position(position, scores.shape[:-1])               # (B, [T])
+        p = self._fixed_position(position, scores.shape[:-1], S)            # (B, [T])
         in_window = np.abs(s - p[..., None]) <= D                           # (B, [T,] S)
         return read(scores, values, real & in_window)

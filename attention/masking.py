@@ -7,6 +7,10 @@ for padding (DESIGN.md). Scores are ``(B, S)`` (one query per example) or ``(B, 
 ``(B, h, T, S)`` with heads. A mask is either ``(B, S)`` -- the same padding for every query --
 or has as many axes as the scores and broadcasts to them (``(B, T, S)``, ``(B, 1, S)``,
 ``(1, T, S)`` …). A query whose every key is masked gets all-zero weights: never NaN.
+
+A 2-D mask is always ``(B, S)`` key padding, also when T happens to equal B: a per-query
+``(T, S)`` mask (causal, say) must be given with a leading 1, as ``(1, T, S)``. Any other
+shape raises ``ValueError``.
 """
 from __future__ import annotations
 
@@ -34,7 +38,8 @@ def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask",
     """Check ``mask`` against the scores' shape and return it ready to broadcast against them.
 
     A ``(B, S)`` mask is given singleton axes in between: ``(B, 1, S)`` for ``(B, T, S)``
-    scores, ``(B, 1, 1, S)`` for ``(B, h, T, S)``. Raises ``ValueError`` naming ``who``, the
+    scores, ``(B, 1, 1, S)`` for ``(B, h, T, S)``; a 2-D mask is never read as ``(T, S)``,
+    even when B == T (pass ``(1, T, S)`` for that). Raises ``ValueError`` naming ``who``, the
     role and both shapes (``what`` names the second) when the mask is not boolean or does not fit.
     """
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
@@ -52,6 +57,8 @@ def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask",
             pass
     letters = scores_letters(nd)
     also = f" or {nd} axes broadcastable to {shape_str(scores_shape, letters)}" if nd > 2 else ""
+    if nd > 2 and mask.ndim == 2:
+        also += "; a 2-D mask is (B, S) key padding; give a per-query (T, S) mask as (1, T, S)"
     raise ValueError(f"{who}: {role} {tuple(mask.shape)} does not fit {what} "
                      f"{shape_str(scores_shape, letters)}: expected (B, S) = ({B}, {S}){also}")
 
@@ -73,15 +80,15 @@ def softmax_array(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndar
     maximum of an empty row is replaced by 0 and its zero sum by 1 before dividing.
     """
     if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    m = np.max(scores, axis=-1, keepdims=True)
+        scores = np.where(mask, scores, -np.inf)                     # (B, [T,] S)
+    m = np.max(scores, axis=-1, keepdims=True)                       # (B, [T,] 1)
     if mask is not None:
-        m = np.where(np.isfinite(m), m, 0)
-    e = np.exp(scores - m)
-    s = np.sum(e, axis=-1, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)                           # (B, [T,] 1)
+    e = np.exp(scores - m)                                           # (B, [T,] S)
+    s = np.sum(e, axis=-1, keepdims=True)                            # (B, [T,] 1)
     if mask is not None:
-        s = np.where(s == 0, 1, s)
-    return e / s
+        s = np.where(s == 0, 1, s)                                   # (B, [T,] 1)
+    return e / s                                                     # (B, [T,] S)
 
 
 def masked_softmax(scores, mask=None, axis: int = -1) -> Tensor:

@@ -38,6 +38,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False) -> tu
                          f"{shape_str(v.shape, letters[:-1] + 'S')} do not fit: q and k need "
                          f"the same width d, k and v the same batch and length S")
     d = q.shape[-1]
+    if d == 0:  # q kᵀ would be all zeros and / √0 NaN
+        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)} and "
+                         f"k {shape_str(k.shape, letters[:-1] + 'S')} have width d = 0")
     scores = (q @ k.swapaxes(-1, -2)) / np.sqrt(d)                   # (B, [h,] T, S)
     T, S = scores.shape[-2:]
     if mask is not None:

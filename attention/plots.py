@@ -70,12 +70,17 @@ def _tick_label(t: float, decimals: int) -> str:
 
 
 def _write_atomic(path, text: str) -> None:
-    """Write text to path via a temporary file in the same directory and os.replace."""
+    """Write text to path via a temporary file in the same directory and os.replace.
+
+    mkstemp makes the file private (0600); it gets the mode a plain open() would give."""
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=".plot-", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

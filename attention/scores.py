@@ -170,7 +170,11 @@ class ScaledDotScore(DotScore):
         self.scale = scale
 
     def forward(self, query, keys, projected=None) -> Tensor:
-        scale = np.sqrt(as_tensor(keys).shape[-1]) if self.scale is None else self.scale
+        keys = as_tensor(keys)
+        if self.scale is None and keys.shape[-1] == 0:
+            raise ValueError(f"ScaledDotScore: keys {shape_str(keys.shape, 'BS')} have width "
+                             f"d = 0: nothing to divide by √d")
+        scale = np.sqrt(keys.shape[-1]) if self.scale is None else self.scale
         return super().forward(query, keys, projected) / scale       # (B, [T,] S)
 
 

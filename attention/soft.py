@@ -25,24 +25,30 @@ from minigrad.ops import as_tensor
 from minigrad.tensor import Tensor
 
 
-def _check_read(who: str, scores, values) -> bool:
+def _check_read(who: str, scores, values, role: str = "scores") -> bool:
     """True when there is one query per value set (scores (B, S) with values (B, S, D))."""
+    def error(why):
+        return ValueError(f"{who}: {role} {shape_str(scores.shape, scores_letters(scores.ndim))} "
+                          f"vs values {shape_str(values.shape, 'BS')}: {why}")
     if scores.ndim not in (values.ndim - 1, values.ndim) or values.ndim < 3:
-        raise ValueError(f"{who}: scores {shape_str(scores.shape, scores_letters(scores.ndim))} "
-                         f"vs values {shape_str(values.shape, 'BS')}: expected scores (B, S) "
-                         f"or (B, T, S) for values (B, S, D)")
+        raise error(f"expected {role} (B, S) or (B, T, S) for values (B, S, D)")
     single = scores.ndim == values.ndim - 1
     lead = scores.shape[:-1] if single else scores.shape[:-2]
     if lead != values.shape[:-2] or scores.shape[-1] != values.shape[-2]:
-        raise ValueError(f"{who}: scores {shape_str(scores.shape, scores_letters(scores.ndim))} "
-                         f"vs values {shape_str(values.shape, 'BS')}: batch or source "
-                         f"length differs")
+        raise error("batch or source length differs")
     return single
+
+
+def _as_pair(scores, values) -> tuple:
+    """Both as tensors, by minigrad's dtype policy: a plain array takes the float dtype of the
+    other operand (a Tensor, or else the scores); two float Tensors promote as NumPy does."""
+    scores = as_tensor(scores, values if isinstance(values, Tensor) else None)
+    return scores, as_tensor(values, scores)
 
 
 def weighted_sum(weights, values) -> Tensor:
     """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
-    weights, values = as_tensor(weights), as_tensor(values)
+    weights, values = _as_pair(weights, values)
     if weights.ndim == values.ndim - 1:
         return (weights.expand_dims(-2) @ values).squeeze(-2)       # (B, D)
     return weights @ values                                         # (B, T, D)
@@ -53,7 +59,7 @@ def attend(scores, values, mask=None) -> tuple:
 
     Returns ``(context, weights)``: (B, D) and (B, S), or (B, T, D) and (B, T, S).
     """
-    scores, values = as_tensor(scores), as_tensor(values)
+    scores, values = _as_pair(scores, values)
     _check_read("attend", scores, values)
     if mask is not None:
         mask = as_mask(mask, scores.shape, "attend")                # (B, [1|T,] S)
@@ -71,7 +77,12 @@ def score_grad(weights, values, context, grad_context) -> np.ndarray:
     """
     a, h, c, g = (np.asarray(x.data if isinstance(x, Tensor) else x)
                   for x in (weights, values, context, grad_context))
-    single = a.ndim == h.ndim - 1
+    single = _check_read("score_grad", a, h, role="weights")
+    for role, x in (("context", c), ("grad_context", g)):
+        if x.shape != a.shape[:-1] + h.shape[-1:]:
+            raise ValueError(f"score_grad: {role} {x.shape} does not fit weights "
+                             f"{shape_str(a.shape, scores_letters(a.ndim))} and values "
+                             f"{shape_str(h.shape, 'BS')}: expected {a.shape[:-1] + h.shape[-1:]}")
     if single:
         a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
     g_dot_h = g @ np.swapaxes(h, -1, -2)                             # (B, T, S): g·h_j
@@ -87,8 +98,7 @@ def read(scores, values, mask=None) -> tuple:
     and ∂L/∂h_j = Σ_t α_tj g_t for the values. ``weights`` is a second, cheap node (the
     softmax VJP on the same α) so a loss may use the weights too.
     """
-    scores = as_tensor(scores)
-    values = as_tensor(values, scores)
+    scores, values = _as_pair(scores, values)
     single = _check_read("read", scores, values)
     if mask is not None:
         mask = as_mask(mask, scores.shape, "read")
@@ -105,8 +115,8 @@ def read(scores, values, mask=None) -> tuple:
             return ge, a[..., :, None] * g[..., None, :]              # (B, S, D): α_j g
         return ge, np.swapaxes(a, -1, -2) @ g                         # (B, S, D): Σ_t α_tj g_t
 
-    def weights_vjp(g):
-        return (a * (g - np.sum(g * a, axis=-1, keepdims=True)),)
+    def weights_vjp(g):  # the softmax VJP: α ⊙ (g − Σ_k g_k α_k)
+        return (a * (g - np.sum(g * a, axis=-1, keepdims=True)),)    # (B, [T,] S)
 
     context = Tensor._from_op(c, (scores, values), vjp, "read")
     weights = Tensor._from_op(a, (scores,), weights_vjp, "read.weights")

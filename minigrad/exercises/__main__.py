@@ -91,7 +91,9 @@ def main(argv=None) -> int:
     p.set_defaults(run=cmd_hint)
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows up here, not at exit
+        return status
     except BrokenPipeError:  # e.g. `... list | head`: stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -4,9 +4,16 @@ For each case of an exercise (inputs of several shapes, drawn from the exercise'
 seed) the checker draws g = dL/d out, defines L(inputs) = Σ g ⊙ forward(inputs), and
 compares the learner's ``name_vjp(g, *inputs, **constants)`` with
 ``minigrad.gradcheck.numerical_grad(L, inputs)``, input by input, element by element.
+
+The learner's code runs under a time limit (``TIMEOUT`` seconds to load the file, and per
+input), so an endless loop is reported rather than hanging ``check`` or ``list``; and a
+``sys.exit()`` in it is a failure like any other exception, not a silent exit.
 """
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 import traceback
 import types
 from dataclasses import dataclass, field
@@ -21,6 +28,37 @@ from minigrad.gradcheck import numerical_grad
 from minigrad.tensor import Tensor
 
 STUB_MARK = "# not implemented yet"   # the stubs' `return None` line carries this comment
+TIMEOUT = 10.0                        # seconds the learner's code may run: to load, per input
+
+
+class TookTooLong(BaseException):
+    """Raised into the learner's code when its time is up. Not an ``Exception``, so that an
+    ``except Exception`` in their code cannot swallow it."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Raise ``TookTooLong`` in the code run inside after ``seconds``, using SIGALRM. Where
+    there is no SIGALRM (Windows), or off the main thread (signals go to the main thread
+    only), there is no limit."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    if not hasattr(signal, "setitimer") or not main_thread:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TookTooLong
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
+
+def _too_long() -> str:
+    return f"took longer than {TIMEOUT:g} s — an infinite loop?"
 
 
 @dataclass
@@ -76,8 +114,11 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
     module = types.ModuleType(f"_learner_{exercise.name}")
     module.__file__ = str(path)
     try:  # compiled from source every time: no stale bytecode, no __pycache__ in their folder
-        exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
-    except Exception as err:  # a learner's file may fail to load in any way: report it kindly
+        with time_limit(TIMEOUT):
+            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
+    except TookTooLong:
+        return Report(exercise, path, "broken", f"could not load {path.name}: it {_too_long()}")
+    except (Exception, SystemExit) as err:  # a learner's file may fail in any way: say so kindly
         return Report(exercise, path, "broken", f"could not load {path.name}: {_where(err, path)}")
     vjp = getattr(module, exercise.function, None)
     if not callable(vjp):
@@ -99,8 +140,13 @@ def check_function(exercise: Exercise, vjp, path: Path | None = None) -> Report:
         mine = {k: x.copy() for k, x in inputs.items()}
         mine_g = g.copy()
         try:
-            result = vjp(mine_g, *mine.values(), **_copies(constants))
-        except Exception as err:  # the learner's code: report where it failed, not a traceback
+            with time_limit(TIMEOUT):
+                result = vjp(mine_g, *mine.values(), **_copies(constants))
+        except TookTooLong:  # the other inputs would take as long: stop here
+            case.error = f"{exercise.function} {_too_long()} (the other inputs were not run)"
+            report.cases.append(case)
+            break
+        except (Exception, SystemExit) as err:  # the learner's code: where it failed, no traceback
             result, case.error = (), f"{exercise.function} raised {_where(err, path)}"
         if result is None and number == 1:
             report.status = "not implemented"
@@ -219,12 +265,14 @@ def _none_message(exercise, path) -> str:
             f"the `return`?")
 
 
-def _where(err: Exception, path: Path | None) -> str:
+def _where(err: BaseException, path: Path | None) -> str:
     """``Type: message`` plus the line of the learner's file where it happened."""
     if isinstance(err, SyntaxError):
         return (f"SyntaxError: {err.msg}\n  at {Path(err.filename or '?').name} line "
                 f"{err.lineno}: {(err.text or '').strip()}")
     text = "".join(traceback.format_exception_only(type(err), err)).strip()
+    if isinstance(err, SystemExit):
+        text = f"SystemExit: sys.exit({err.code!r}) would end the checker; remove it"
     frames = traceback.extract_tb(err.__traceback__)
     mine = [f for f in frames if path is not None and Path(f.filename).resolve() == path.resolve()]
     if mine:

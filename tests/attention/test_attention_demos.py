@@ -110,3 +110,14 @@ def test_python_dash_m_attention_runs_every_demo(tmp_path):
     assert "std(q·k)" in run.stdout and "tanh RNN" in run.stdout
     assert sorted(os.listdir(tmp_path / "attention-demos")) == ["000_path_length.svg",
                                                                  "004_weights_vs_state.svg"]
+
+
+def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path):
+    """`python -m attention | head`: when the reader goes away, no BrokenPipeError traceback."""
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    run = subprocess.Popen([sys.executable, "-m", "attention", "004-gradient", "--no-svg"],
+                           cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.close()                                   # the reader has gone before any output
+    _, err = run.communicate(timeout=120)
+    assert b"BrokenPipeError" not in err and b"Traceback" not in err, err.decode()
+    assert run.returncode in (0, 1)                      # 1: the output was cut short

@@ -4,7 +4,7 @@ import pytest
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        LocalAttention, MultiHeadAttention, ScaledDotScore, attend, masked_softmax,
-                       read, scaled_dot_product_attention)
+                       read, scaled_dot_product_attention, score_grad)
 
 rng = np.random.default_rng(0)
 Q16, KEYS8 = np.zeros((4, 16)), np.zeros((4, 7, 8))
@@ -62,6 +62,32 @@ CASES = [
     ("local-p query width",
      lambda: LocalAttention(GeneralScore(16, 8, rng=rng), 2, predictive=True, query_dim=12)(Q16, KEYS8),
      "LocalAttention: query (B=4, 16) vs W_p expects 12"),
+    ("score_grad: values' length",
+     lambda: score_grad(np.ones((4, 7)), np.zeros((4, 6, 8)), np.zeros((4, 8)), np.zeros((4, 8))),
+     "score_grad: weights (B=4, S=7) vs values (B=4, S=6, 8)"),
+    ("score_grad: grad_context width",
+     lambda: score_grad(np.ones((4, 7)), KEYS8, np.zeros((4, 8)), np.zeros((4, 5))),
+     "score_grad: grad_context (4, 5) does not fit weights (B=4, S=7) and values (B=4, S=7, 8): "
+     "expected (4, 8)"),
+    ("score_grad: context with a T axis",
+     lambda: score_grad(np.ones((4, 3, 7)), KEYS8, np.zeros((4, 8)), np.zeros((4, 3, 8))),
+     "score_grad: context (4, 8) does not fit weights (B=4, T=3, S=7)"),
+    ("a (T, S) mask on (B, T, S) scores",
+     lambda: Attention(DotScore())(np.zeros((4, 3, 8)), KEYS8, mask=np.ones((3, 7), bool)),
+     "a 2-D mask is (B, S) key padding; give a per-query (T, S) mask as (1, T, S)"),
+    ("local window not an int", lambda: LocalAttention(DotScore(), "2"),
+     "LocalAttention: window D must be a non-negative int, got '2'"),
+    ("local-p window 0", lambda: LocalAttention(DotScore(), 0, predictive=True, query_dim=8),
+     "LocalAttention: local-p needs window D >= 1 (σ = D/2), got 0"),
+    ("local-m negative position",
+     lambda: LocalAttention(DotScore(), 2)(np.zeros((4, 8)), KEYS8, position=np.array([0, 1, -1, 2])),
+     "LocalAttention: position -1 is negative: local-m reads around p_t = t, the decoder step "
+     "t >= 0 (S=7 source positions, 0 … 6)"),
+    ("sdpa width 0",
+     lambda: scaled_dot_product_attention(np.zeros((2, 3, 0)), np.zeros((2, 4, 0)), np.zeros((2, 4, 5))),
+     "scaled_dot_product_attention: q (B=2, T=3, 0) and k (B=2, S=4, 0) have width d = 0"),
+    ("scaled dot width 0", lambda: ScaledDotScore()(np.zeros((4, 0)), np.zeros((4, 7, 0))),
+     "ScaledDotScore: keys (B=4, S=7, 0) have width d = 0: nothing to divide by √d"),
     ("activation", lambda: AdditiveScore(4, 4, 4, activation="relu"),
      "activation must be 'tanh' or None"),
 ]

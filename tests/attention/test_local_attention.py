@@ -44,6 +44,17 @@ def test_local_m_with_a_window_wider_than_the_source_is_global_attention():
     np.testing.assert_allclose(local[1].data, glob[1].data, atol=1e-12)
 
 
+def test_local_m_past_the_source_end_cuts_the_window_then_reads_nothing():
+    """A decoder may step past the source (free decoding): not an error, as documented."""
+    rng = np.random.default_rng(7)
+    q, h, _ = data(rng)
+    att = LocalAttention(DotScore(), D)
+    _, w = att(q, h, position=S - 1 + D)                                # window [S−1, S−1+2D]
+    np.testing.assert_allclose(w.data[:, -1], 1.0)
+    c, w = att(q, h, position=S + D)                                    # nothing inside
+    assert np.all(w.data == 0) and np.all(c.data == 0)
+
+
 def test_local_m_for_a_block_of_queries_uses_p_t_equal_to_t():
     rng = np.random.default_rng(2)
     q, h, mask = data(rng, t=4)

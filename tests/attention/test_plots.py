@@ -1,6 +1,8 @@
 """Tests for attention/plots.py: the pictures parse, fit, escape and say what the data say."""
 import math
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -71,6 +73,17 @@ def test_heatmap_svg_writes_path_atomically(tmp_path):
     svg = heatmap_svg(np.eye(3), list("abc"), list("xyz"), path=target)
     assert target.read_text(encoding="utf-8") == svg
     assert [p.name for p in tmp_path.iterdir()] == ["attn.svg"]  # no temp file left behind
+
+
+def test_svg_files_get_the_usual_permissions_not_the_temp_files_0600(tmp_path):
+    old = os.umask(0o022)
+    try:
+        heatmap_svg(np.eye(2), list("ab"), list("xy"), path=tmp_path / "a.svg")
+        line_plot_svg({"y": ([0, 1], [0, 1])}, path=tmp_path / "b.svg")
+    finally:
+        os.umask(old)
+    for name in ("a.svg", "b.svg"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o644
 
 
 # --- heatmap_text ------------------------------------------------------------------------------

@@ -94,6 +94,29 @@ def test_read_gradcheck_3d_with_mask():
     assert gradcheck(lambda e, h: read(e, h, mask)[1], [scores, values])
 
 
+# ---- dtypes: the same policy as minigrad's ops, in attend and read alike -----------------
+
+@pytest.mark.parametrize("fn", [attend, read])
+def test_plain_array_operands_adopt_the_other_operands_float_dtype(fn):
+    s32, v64 = np.zeros((2, 3), np.float32), np.ones((2, 3, 4))
+    for scores, values, dtype in ((s32, v64, np.float32),                   # plain + plain
+                                  (mg.tensor(s32), v64, np.float32),        # Tensor + plain
+                                  (s32.astype(np.float64), mg.tensor(v64.astype(np.float32)),
+                                   np.float32)):                            # plain + Tensor
+        c, w = fn(scores, values)
+        assert c.data.dtype == w.data.dtype == dtype
+
+
+@pytest.mark.parametrize("fn", [attend, read])
+def test_float_tensors_of_different_precision_promote_as_numpy_does(fn):
+    e = mg.tensor(np.zeros((2, 3), np.float32), requires_grad=True)
+    h = mg.tensor(np.ones((2, 3, 4)), requires_grad=True)                  # float64
+    c, _ = fn(e, h)
+    c.sum().backward()
+    assert c.data.dtype == np.float64
+    assert e.grad.dtype == np.float32 and h.grad.dtype == np.float64     # each leaf's own
+
+
 def test_read_is_one_node_for_the_context():
     e = mg.tensor(np.zeros((2, 3)), requires_grad=True)
     c, _ = read(e, np.ones((2, 3, 4)))
@@ -128,6 +151,16 @@ def test_masked_softmax_takes_a_b_s_mask_for_3d_scores_and_other_axes():
     np.testing.assert_allclose(masked_softmax(e, axis=1).data.sum(1), 1.0)
 
 
+def test_a_2d_mask_is_key_padding_per_example_even_when_b_equals_t():
+    """(B, S) is read as key padding for every query of example b, never as (T, S); a per-query
+    mask is given with a leading 1: (1, T, S)."""
+    e = np.zeros((3, 3, 4))                                          # B = T = 3
+    mask = np.array([[True, True, False, False], [True, False, False, False], [True] * 4])
+    for fn in (masked_softmax, lambda e, m: read(e, np.ones((3, 4, 2)), m)[1]):
+        np.testing.assert_array_equal(fn(e, mask).data > 0, np.broadcast_to(mask[:, None], e.shape))
+        np.testing.assert_array_equal(fn(e, mask[None]).data > 0, np.broadcast_to(mask, e.shape))
+
+
 def test_attention_module_fused_equals_composed_and_projected_is_reused():
     rng = np.random.default_rng(2)
     score = AdditiveScore(3, 4, 5, rng=rng)
@@ -158,3 +191,31 @@ def test_all_masked_row_through_a_score_module_gives_zero_query_and_key_gradient
     assert np.all(c.data[0] == 0) and np.all(w.data[0] == 0)
     assert np.all(q.grad[0] == 0) and np.all(keys.grad[0] == 0)
     assert np.abs(q.grad[1]).max() > 0
+
+
+# ---- what the fusion buys (issue 3 item 3) ---------------------------------------------
+
+def graph_ops(t) -> list:
+    """The op names of every node that ``t``'s backward visits (leaves excluded)."""
+    seen, stack, ops = set(), [t], []
+    while stack:
+        x = stack.pop()
+        if id(x) not in seen:
+            seen.add(id(x))
+            ops += [x._op] if x._parents else []
+            stack.extend(x._parents)
+    return ops
+
+
+def test_fused_read_is_one_node_where_the_composed_read_is_four():
+    """Why the fused read is faster (benchmarks/bench_read.py: about 1.7x in float64 at B=64,
+    S=50, D=128, one thread): one node instead of four, so one VJP call and no intermediate
+    (B, 1, S) / (B, 1, D) arrays, and ∂L/∂h_j = α_j g as one broadcast outer product instead
+    of a batch of (S, 1) @ (1, D) matmuls. Timing itself is left to the benchmark: measured
+    inside this suite on a shared 2-core machine the ratio fell to 1.05-1.1 (page faults of
+    freshly allocated arrays dominate) and, under load, below 1 -- a test that could flake."""
+    rng = np.random.default_rng(0)
+    e = mg.tensor(rng.normal(size=(64, 50)), requires_grad=True)
+    h = mg.tensor(rng.normal(size=(64, 50, 128)), requires_grad=True)
+    assert graph_ops(read(e, h)[0]) == ["read"]
+    assert sorted(graph_ops(attend(e, h)[0])) == ["expand_dims", "matmul", "softmax", "squeeze"]

@@ -20,8 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
-from minigrad.exercises import (STUBS, all_exercises, check_file, check_function, copy_stubs,
-                                diagnose, find, report)
+from minigrad.exercises import (STUBS, all_exercises, check_file, check_function, checker,
+                                copy_stubs, diagnose, find, report)
+from minigrad.exercises.__main__ import main
 
 HERE = Path(__file__).parent
 SOLUTIONS = HERE / "exercise_solutions"
@@ -221,6 +222,34 @@ def test_learner_files_that_do_not_run_are_reported_kindly(tmp_path):
     assert "could not load 04_sum_axis.py: SyntaxError" in texts["sum_axis"]
     assert "no 05_matmul.py in" in texts["matmul"] and "start" in texts["matmul"]
     assert not any("Traceback" in t for t in texts.values())
+
+
+def test_sys_exit_in_a_learners_file_is_a_failure_not_a_silent_success(tmp_path, capsys):
+    (tmp_path / "01_mul.py").write_text("import sys\nsys.exit(0)\n")            # on load
+    (tmp_path / "02_tanh.py").write_text("import sys\ndef tanh_vjp(g, x):\n    sys.exit(0)\n")
+    mul, tanh = (report.full(check_file(find(n), tmp_path)) for n in ("mul", "tanh"))
+    assert "could not load 01_mul.py: SystemExit" in mul and "01_mul.py line 2" in mul
+    assert "tanh_vjp raised SystemExit" in tanh and "02_tanh.py line 3" in tanh
+    assert main(["check", "tanh", "--dir", str(tmp_path)]) == 1
+    assert main(["check", "--all", "--dir", str(tmp_path)]) == 1
+    assert main(["list", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "sys.exit" in out and all(name in out for name in NAMES)     # list ran to the end
+
+
+def test_an_endless_learners_file_is_stopped_and_reported(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(checker, "TIMEOUT", 0.2)  # 10 s as shipped
+    (tmp_path / "01_mul.py").write_text("while True:\n    pass\n")                # on load
+    (tmp_path / "02_tanh.py").write_text("def tanh_vjp(g, x):\n    while True:\n"
+                                         "        try:\n            pass\n"
+                                         "        except Exception:\n            pass\n")
+    mul, tanh = check_file(find("mul"), tmp_path), check_file(find("tanh"), tmp_path)
+    assert mul.status == "broken" and "took longer than 0.2 s — an infinite loop?" in mul.message
+    assert tanh.status == "failing" and len(tanh.cases) == 1          # stops at the first input
+    assert "tanh_vjp took longer than 0.2 s — an infinite loop?" in report.full(tanh)
+    assert main(["list", "--dir", str(tmp_path)]) == 0
+    assert main(["check", "--all", "--dir", str(tmp_path)]) == 1
+    assert "an infinite loop?" in capsys.readouterr().out
 
 
 def test_start_copies_every_stub_and_never_overwrites(tmp_path):
