@@ -60,11 +60,12 @@ def check_finite(array: np.ndarray, op: str, where: str) -> None:
                                  f"(shape {array.shape})")
 
 
-def unbroadcast(grad: np.ndarray, shape: tuple, dtype) -> np.ndarray:
+def unbroadcast(grad: np.ndarray, shape: tuple, dtype, op: str = "?") -> np.ndarray:
     """Sum ``grad`` back to ``shape``: the adjoint of NumPy broadcasting.
 
     Broadcasting aligns shapes from the right, prepends axes and stretches size-1 axes;
-    the gradient of a stretched axis is the sum over it.
+    the gradient of a stretched axis is the sum over it. ``op`` names the op whose VJP
+    returned ``grad``, for the error raised when it cannot fit.
     """
     if grad.shape != shape:
         extra = grad.ndim - len(shape)
@@ -74,8 +75,8 @@ def unbroadcast(grad: np.ndarray, shape: tuple, dtype) -> np.ndarray:
         if stretched:
             grad = grad.sum(axis=stretched, keepdims=True)
         if grad.shape != shape:  # a VJP returned a gradient that does not fit its parent
-            raise RuntimeError(f"internal error: gradient of shape {grad.shape} "
-                               f"cannot be summed to its input's shape {shape}")
+            raise RuntimeError(f"op '{op}': its VJP returned a gradient of shape {grad.shape}, "
+                               f"which cannot be summed to its input's shape {shape}")
     if grad.dtype != dtype:
         grad = grad.astype(dtype)  # never let a float64 gradient reach a float32 leaf
     return grad
@@ -122,6 +123,7 @@ def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
     """
     order = _topological_order(roots)
     grads: dict = {}
+    owned = set()  # nodes whose gradient this loop allocated (a sum): safe to add into in place
     for root, seed in zip(roots, seeds):
         grads[root] = grads[root] + seed if root in grads else seed
     found = {}
@@ -133,20 +135,34 @@ def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
             found[node] = g
         vjp = node._vjp
         if vjp is None:  # a leaf
-            if wanted is None:
-                node.grad = g.copy() if node.grad is None else node.grad + g
+            if wanted is None:  # (a sum of two 0-d arrays is a NumPy scalar: keep an ndarray)
+                if node.grad is not None:
+                    node.grad = np.asarray(node.grad + g)
+                else:  # a sum made here is the leaf's own; anything else may be shared: copy
+                    node.grad = np.asarray(g) if node in owned else np.array(g)
             continue
         if vjp is FREED:
             raise RuntimeError(
                 f"backward through op '{node._op}' a second time: its graph was freed by the "
                 f"first backward(). Pass retain_graph=True to the first call to keep it.")
-        for parent, pg in zip(node._parents, vjp(g)):
+        parent_grads = vjp(g)
+        if len(parent_grads) != len(node._parents):
+            raise RuntimeError(f"op '{node._op}': its VJP returned {len(parent_grads)} gradient"
+                               f"{'s' * (len(parent_grads) != 1)} for {len(node._parents)} inputs "
+                               f"(it must return one array, or None, per input)")
+        for parent, pg in zip(node._parents, parent_grads):
             if pg is None or not parent.requires_grad:
                 continue
-            pg = unbroadcast(pg, parent.data.shape, parent.data.dtype)
+            pg = unbroadcast(pg, parent.data.shape, parent.data.dtype, node._op)
             if mode.anomaly:
                 check_finite(pg, node._op, "backward")
-            grads[parent] = grads[parent] + pg if parent in grads else pg
+            if parent not in grads:
+                grads[parent] = pg
+            elif parent in owned:  # its third or later gradient: no new array (a big saving
+                grads[parent] += pg  # for tensors read at every step of a sequence)
+            else:  # the first array may be a VJP's view or input: never write into it
+                grads[parent] = grads[parent] + pg
+                owned.add(parent)
         if not retain_graph:
             node._parents, node._vjp = (), FREED
     return found
@@ -198,5 +214,5 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool = False):
     seeds = [_seed(o, g) for o, g in zip(outputs, grad_outputs)]
     found = _run(outputs, seeds, retain_graph, wanted=set(inputs))
     # copies, as for .grad: a VJP may hand the same (or a read-only broadcast) array to two parents
-    result = tuple(found[i].copy() if i in found else np.zeros_like(i.data) for i in inputs)
+    result = tuple(np.array(found[i]) if i in found else np.zeros_like(i.data) for i in inputs)
     return result[0] if single else result

@@ -9,14 +9,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.ops import as_tensor
+from minigrad.ops import as_tensor, check_not_empty, normalize_axis
+from minigrad.shape_ops import boolean_mask
 from minigrad.tensor import Tensor
 
 
+def check_rng(who: str, rng) -> None:
+    """Randomness is passed in as a Generator (STYLE.md); a seed or a RandomState is refused."""
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{who}: rng must be an np.random.Generator (e.g. "
+                        f"np.random.default_rng(0)), got {rng!r}")
+
+
+def _check_axis(op, x, axis) -> int:
+    """The softmax axis, checked, and not empty (a softmax over nothing has no value)."""
+    axis = normalize_axis(axis, x.shape, op)
+    if x.data.size == 0:
+        check_not_empty(op, x.shape, (axis,))
+    return axis
+
+
 def _check_mask(op, x, mask):
-    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    if mask.dtype != bool:
-        raise ValueError(f"{op}: mask must be a boolean array (True = keep), got dtype {mask.dtype}")
+    mask = boolean_mask(op, "mask (True = keep)", mask)
     try:
         fits = np.broadcast_shapes(mask.shape, x.shape) == x.shape
     except ValueError:
@@ -49,6 +63,7 @@ def softmax(x, axis: int = -1, mask=None) -> Tensor:
     (diag(y) − y yᵀ) g without building the matrix.
     """
     x = as_tensor(x)
+    axis = _check_axis("softmax", x, axis)
     if mask is not None:
         mask = _check_mask("softmax", x, mask)
     y = _softmax_array(x.data, axis, mask)
@@ -65,6 +80,7 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
     not −inf, so nothing downstream turns into NaN, and they get no gradient.
     """
     x = as_tensor(x)
+    axis = _check_axis("log_softmax", x, axis)
     if mask is not None:
         mask = _check_mask("log_softmax", x, mask)
         xm = np.where(mask, x.data, -np.inf)
@@ -98,6 +114,9 @@ def cross_entropy(logits, targets, ignore_index: int | None = None, reduction: s
     """
     logits = as_tensor(logits)
     t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if logits.data.dtype.kind != "f":  # integer logits would be truncated to an integer loss
+        raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} "
+                         f"(convert them, e.g. logits.astype(float))")
     if reduction not in ("mean", "sum"):
         raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
     if t.dtype.kind not in "iu":
@@ -137,15 +156,22 @@ def linear(x, weight, bias=None) -> Tensor:
     """x Wᵀ + b, with PyTorch's layout ``weight (out, in)``.
 
     x (..., in) → (..., out). VJP: dx = g W, dW = Σ gᵀ x over all leading axes, db = Σ g.
+    A plain array ``x`` or ``bias`` adopts the weight's dtype.
     """
-    x, weight = as_tensor(x), as_tensor(weight)
+    weight = as_tensor(weight)
+    x = as_tensor(x, weight)
+    if weight.data.ndim != 2:
+        raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")
     if x.shape[-1:] != weight.shape[1:]:
         raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
                          f"{weight.shape} (expects last dim {weight.shape[1]})")
     out = x.data @ weight.data.T
     parents = (x, weight)
     if bias is not None:
-        bias = as_tensor(bias)
+        bias = as_tensor(bias, weight)
+        if bias.data.shape != weight.data.shape[:1]:
+            raise ValueError(f"linear: bias of shape {bias.shape} does not fit weight of shape "
+                             f"{weight.shape} (expects {weight.shape[:1]})")
         out += bias.data
         parents = (x, weight, bias)
 
@@ -165,6 +191,8 @@ def embedding(weight, ids) -> Tensor:
     VJP: each row's gradient is the sum of g over the positions that picked it.
     """
     weight = as_tensor(weight)
+    if weight.data.ndim != 2:
+        raise ValueError(f"embedding: weight must be 2-D (V, E), got shape {weight.shape}")
     ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"embedding: ids must be integers, got dtype {ids.dtype}")
@@ -188,6 +216,8 @@ def dropout(x, p: float, rng: np.random.Generator | None = None, training: bool 
     x = as_tensor(x)
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if rng is not None:
+        check_rng("dropout", rng)
     if not training or p == 0:
         return x
     if rng is None:

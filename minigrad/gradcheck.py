@@ -41,6 +41,7 @@ import sys
 import numpy as np
 
 from minigrad import engine
+from minigrad.gradcheck_cases import cases as _cases  # the table main() checks
 from minigrad.tensor import Tensor
 
 PROJECTIONS = 3  # random vectors u in the default mode
@@ -65,6 +66,13 @@ def _float64_copy(x, who: str, i: int) -> np.ndarray:
     return data
 
 
+def _as_list(who: str, inputs, eps: float) -> list:
+    """``inputs`` as a list (a single array, Tensor or number is one input); ``eps`` checked."""
+    if not eps > 0:
+        raise ValueError(f"{who}: eps must be > 0, got {eps}")
+    return list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+
+
 def _central_differences(f, x: np.ndarray, eps: float) -> np.ndarray:
     """∂f/∂x[idx] for every element of ``x`` by central differences: shape x.shape + f's shape.
 
@@ -85,10 +93,12 @@ def _central_differences(f, x: np.ndarray, eps: float) -> np.ndarray:
 def numerical_grad(fn, inputs, eps: float = 1e-6) -> list:
     """∂fn/∂input for each input of a scalar-valued ``fn``, by central differences.
 
-    ``inputs`` are Tensors or float64 arrays; ``fn(*inputs)`` is called with the same kinds
-    (positionally) and returns a scalar: a one-element Tensor, a 0-d array or a float.
-    Returns one float64 array per input, shaped like it. The inputs are not changed.
+    ``inputs`` are Tensors or float64 arrays (or one of them, not in a list); ``fn(*inputs)``
+    is called with the same kinds (positionally) and returns a scalar: a one-element Tensor, a
+    0-d array or a float. Returns a list of one float64 array per input, shaped like it. The
+    inputs are not changed.
     """
+    inputs = _as_list("numerical_grad", inputs, eps)
     arrays = [_float64_copy(x, "numerical_grad", i) for i, x in enumerate(inputs)]
     kinds = [isinstance(x, Tensor) for x in inputs]
 
@@ -120,10 +130,15 @@ def _failure(i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, ato
     """
     excess = np.nan_to_num((abs_err - rtol * np.abs(numeric)) / atol, nan=np.inf)  # NaN: worst
     order = np.argsort(-np.where(bad, excess, -np.inf), axis=None, kind="stable")
-    flat = [np.unravel_index(k, bad.shape) for k in order[:min(SHOW_WORST, int(bad.sum()))]]
+    worst = {}  # input element -> its worst failing entry: each element is listed once
+    for k in order[:int(bad.sum())]:
+        ix = tuple(int(j) for j in np.unravel_index(k, bad.shape))
+        worst.setdefault(ix[lead:], ix)
+        if len(worst) == SHOW_WORST:
+            break
+    flat = list(worst.values())
 
     def entry(ix):
-        ix = tuple(int(k) for k in ix)
         tag = ix[0] if what == "along projection" else ix[:lead]
         where = f"element {ix[lead:]}" + (f" {what} {tag}" if lead else "")
         return (f"{where}: analytic {analytic[ix]:.6e}, numeric {numeric[ix]:.6e}, "
@@ -152,7 +167,11 @@ def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
                 checked.append(i)
         args.append(x)
     if not checked:
-        raise ValueError("gradcheck: no input requires grad, so there is nothing to check")
+        got = ", ".join(f"input {i}: {type(x).__name__} {getattr(x, 'dtype', '')}".rstrip()
+                        for i, x in enumerate(inputs))
+        raise ValueError(f"gradcheck: nothing to check: no input is a float64 array or a Tensor "
+                         f"with requires_grad=True ({got}); Python numbers and lists are passed "
+                         f"to fn unchecked, so wrap them in np.array(...)")
     out = fn(*args)
     if not isinstance(out, Tensor) or out.dtype != np.float64:
         raise TypeError(f"gradcheck: fn must return a float64 Tensor, got "
@@ -202,8 +221,9 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
               rng: np.random.Generator | None = None) -> bool:
     """Check the analytic gradients of ``fn(*inputs)`` against central differences.
 
-    ``inputs``: Tensors (those with ``requires_grad=True`` are checked), float64 arrays
-    (made into leaves and checked) or anything else (passed through, e.g. integer targets).
+    ``inputs``: a list of Tensors (those with ``requires_grad=True`` are checked), float64
+    arrays (made into leaves and checked) or anything else (passed through unchecked, e.g.
+    integer targets); a single array or Tensor is one input. ``eps`` must be > 0.
     ``fn`` returns a float64 Tensor of any shape. By default the VJP is checked along
     ``PROJECTIONS`` random vectors u drawn from ``rng`` (seed 0 if None); with
     ``full_jacobian=True`` every entry of the Jacobian is. Float32 inputs are refused (see the
@@ -211,6 +231,7 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     both values and their errors -- or returns False if ``raise_exception=False``.
     """
     rng = np.random.default_rng(0) if rng is None else rng
+    inputs = _as_list("gradcheck", inputs, eps)
     for _, _, _, message in _check(fn, inputs, eps, atol, rtol, full_jacobian, rng):
         if message is not None:
             if raise_exception:
@@ -220,83 +241,6 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
 
 
 # ---- python -m minigrad.gradcheck: every op at random shapes --------------------------------
-
-def _cases(rng: np.random.Generator) -> list:
-    """``(name, fn, inputs)`` for every primitive and functional op, shapes drawn from ``rng``.
-    Values keep away from kinks: relu and div away from 0, max without ties, log/sqrt > 0."""
-    import minigrad as mg
-    from minigrad import functional as F
-
-    def shape(lo=0, hi=3):                 # lo..hi axes of length 1..4
-        return tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(lo, hi + 1)))
-
-    def pair():                            # two shapes that broadcast together
-        s = shape(1)
-        t = tuple(1 if rng.random() < 0.3 else n for n in s[rng.integers(0, len(s) + 1):])
-        return (s, t) if rng.random() < 0.5 else (t, s)
-
-    def axis(s):                           # None, or a random non-empty subset of the axes
-        picks = [a for a in range(len(s)) if rng.random() < 0.5]
-        return tuple(picks) if picks else None
-
-    normal = rng.standard_normal
-    def positive(s): return rng.uniform(0.5, 2.0, s)
-    def nonzero(s): return rng.choice([-1.0, 1.0], s) * rng.uniform(0.3, 2.0, s)
-    def distinct(s): return rng.permutation(int(np.prod(s))).reshape(s) / 4 + rng.uniform(0, .1, s)
-
-    (a, b), (c, d), m = pair(), pair(), shape(1)
-    s3, n = (2, 3, 4), shape(1)
-    ax, ax2 = axis(m), axis(n)
-    ids = rng.integers(0, 5, size=(2, 3))
-    mask = np.array([[0, 0, 0, 0], [1, 0, 1, 1], [1, 1, 0, 1]], bool)  # row 0: nothing kept
-    targets = np.array([0, 3, 1, 2])
-    return [
-        ("add", mg.add, [normal(a), normal(b)]),
-        ("sub", mg.sub, [normal(c), normal(d)]),
-        ("mul", mg.mul, [normal(a), normal(b)]),
-        ("div", mg.div, [normal(c), nonzero(d)]),
-        ("neg", mg.neg, [normal(m)]),
-        ("pow 3", lambda x: mg.pow(x, 3), [normal(m)]),
-        ("pow -1.5", lambda x: mg.pow(x, -1.5), [positive(m)]),
-        ("exp", mg.exp, [normal(m)]),
-        ("log", mg.log, [positive(m)]),
-        ("sqrt", mg.sqrt, [positive(m)]),
-        ("tanh", mg.tanh, [normal(m)]),
-        ("sigmoid", mg.sigmoid, [3 * normal(m)]),
-        ("relu", mg.relu, [nonzero(m)]),
-        (f"sum axis={ax}", lambda x: mg.sum(x, ax), [normal(m)]),
-        (f"mean axis={ax2} keepdims", lambda x: mg.mean(x, ax2, keepdims=True), [normal(n)]),
-        (f"max axis={ax}", lambda x: mg.max(x, ax), [distinct(m)]),
-        (f"logsumexp axis={ax2}", lambda x: mg.logsumexp(x, ax2), [normal(n)]),
-        ("matmul 1-D @ 1-D", mg.matmul, [normal(4), normal(4)]),
-        ("matmul 2-D @ 2-D", mg.matmul, [normal((2, 3)), normal((3, 4))]),
-        ("matmul batched", mg.matmul, [normal((2, 1, 3, 4)), normal((3, 4, 2))]),
-        ("matmul 1-D @ batched", mg.matmul, [normal(3), normal((2, 3, 4))]),
-        ("reshape", lambda x: mg.reshape(x, (4, -1)), [normal(s3)]),
-        ("transpose (1, 2, 0)", lambda x: mg.transpose(x, (1, 2, 0)), [normal(s3)]),
-        ("swapaxes 0 2", lambda x: mg.swapaxes(x, 0, 2), [normal(s3)]),
-        ("expand_dims 1", lambda x: mg.expand_dims(x, 1), [normal(s3)]),
-        ("squeeze", lambda x: mg.squeeze(x, 1), [normal((3, 1, 2))]),
-        ("broadcast_to", lambda x: mg.broadcast_to(x, (2, 3, 4)), [normal((3, 1))]),
-        ("concatenate axis=1", lambda x, y: mg.concatenate([x, y], axis=1),
-         [normal((2, 3)), normal((2, 1))]),
-        ("stack axis=-1", lambda x, y: mg.stack([x, y], axis=-1), [normal((2, 3)), normal((2, 3))]),
-        ("split", lambda x: mg.split(x, [1, 3], axis=1)[1] * mg.split(x, [1, 3], axis=1)[2].sum(),
-         [normal((2, 5))]),
-        ("getitem slices", lambda x: x[1:, ::2], [normal((3, 4))]),
-        ("getitem repeated ints", lambda x: x[np.array([0, 2, 0, 0])], [normal((3, 2))]),
-        ("where", lambda x, y: mg.where(mask, x, y), [normal((3, 4)), normal(4)]),
-        ("masked_fill", lambda x: mg.masked_fill(x, ~mask, -1e9), [normal((3, 4))]),
-        ("softmax", F.softmax, [normal((3, 4))]),
-        ("softmax mask", lambda x: F.softmax(x, mask=mask), [normal((3, 4))]),
-        ("log_softmax", lambda x: F.log_softmax(x, axis=0), [normal((3, 4))]),
-        ("log_softmax mask", lambda x: F.log_softmax(x, mask=mask), [normal((3, 4))]),
-        ("cross_entropy", lambda x, t: F.cross_entropy(x, t, ignore_index=2), [normal((4, 5)), targets]),
-        ("linear", F.linear, [normal((2, 3, 4)), normal((5, 4)), normal(5)]),
-        ("embedding", lambda w: F.embedding(w, ids), [normal((5, 3))]),
-        ("dropout", lambda x: F.dropout(x, 0.5, np.random.default_rng(1)), [normal((3, 4))]),
-    ]
-
 
 def main() -> int:
     """Gradcheck every op (seed 0) and print a table; the exit status is 1 if any fails."""

@@ -1,8 +1,10 @@
 """Modules: containers of parameters, in PyTorch's shape.
 
 A ``Module`` finds its parameters by looking at its attributes: a ``Parameter``, another
-``Module``, or a list/tuple of modules. No registration calls, no metaclass -- assigning an
-attribute is enough, in the order the attributes were assigned.
+``Module``, or a list, tuple or dict of them (one level deep: a list of lists is not searched).
+No registration calls, no metaclass -- assigning an attribute is enough, in the order the
+attributes were assigned. Names are dotted paths: ``fc.weight``, ``blocks.0.fc.bias`` (item 0
+of the list ``blocks``), ``heads.a.weight`` (key ``"a"`` of the dict ``heads``).
 """
 from __future__ import annotations
 
@@ -41,15 +43,11 @@ class Module:
                 yield name, p
 
     def _walk(self, prefix):
-        for name, value in vars(self).items():
+        for name, value in _attributes(self):
             if isinstance(value, Parameter):
                 yield prefix + name, value
             elif isinstance(value, Module):
                 yield from value._walk(f"{prefix}{name}.")
-            elif isinstance(value, (list, tuple)):
-                for i, item in enumerate(value):
-                    if isinstance(item, Module):
-                        yield from item._walk(f"{prefix}{name}.{i}.")
 
     def parameters(self) -> list:
         return [p for _, p in self.named_parameters()]
@@ -61,11 +59,9 @@ class Module:
             return
         _seen.add(id(self))
         yield self
-        for value in vars(self).values():
-            items = value if isinstance(value, (list, tuple)) else [value]
-            for item in items:
-                if isinstance(item, Module):
-                    yield from item.modules(_seen)
+        for _, value in _attributes(self):
+            if isinstance(value, Module):
+                yield from value.modules(_seen)
 
     def zero_grad(self) -> None:
         for p in self.parameters():
@@ -107,6 +103,33 @@ class Module:
             p.data = np.array(state[k], dtype=p.data.dtype)
 
 
+def _attributes(module):
+    """``(name, value)`` for each attribute, with lists and tuples opened into ``name.i`` and
+    dicts into ``name.key``: the one place that decides where parameters are looked for."""
+    for name, value in vars(module).items():
+        if isinstance(value, (list, tuple)):
+            yield from ((f"{name}.{i}", item) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            yield from ((f"{name}.{key}", item) for key, item in value.items())
+        else:
+            yield name, value
+
+
+def _check_sizes(who: str, **sizes) -> None:
+    """Layer sizes must be positive ints (a size 0 would give an empty layer, or 1/√0)."""
+    if not all(isinstance(n, (int, np.integer)) and n > 0 for n in sizes.values()):
+        raise ValueError(f"{who}: {' and '.join(sizes)} must be positive integers, got "
+                         + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
+
+
+def _rng(who: str, rng) -> np.random.Generator:
+    """``rng``, checked to be a Generator; a fresh unseeded one when None."""
+    if rng is None:
+        return np.random.default_rng()
+    F.check_rng(who, rng)
+    return rng
+
+
 def _uniform(rng, bound, shape, dtype):
     return rng.uniform(-bound, bound, size=shape).astype(dtype)
 
@@ -117,7 +140,8 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        _check_sizes("Linear", in_features=in_features, out_features=out_features)
+        rng = _rng("Linear", rng)
         bound = 1.0 / np.sqrt(in_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(_uniform(rng, bound, (out_features, in_features), dtype))
@@ -135,7 +159,8 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        rng = _rng("Embedding", rng)
         self.weight = Parameter(rng.standard_normal((num_embeddings, embedding_dim)).astype(dtype))
 
     def forward(self, ids):

@@ -6,8 +6,8 @@ engine sums them back to each input's shape (``engine.unbroadcast``).
 """
 from __future__ import annotations
 
-import builtins
 import math
+import operator
 
 import numpy as np
 
@@ -15,17 +15,74 @@ from minigrad.tensor import Tensor
 
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
-    """``x`` if it is a Tensor; otherwise a constant tensor in ``like``'s float dtype."""
+    """``x`` as a Tensor, by the dtype policy (tensor.py's docstring): when ``like`` is a
+    float Tensor, a non-Tensor ``x`` or an int/bool Tensor ``x`` takes its dtype."""
     if isinstance(x, Tensor):
-        return x
+        if like is None or x.data.dtype.kind == "f" or like.data.dtype.kind != "f":
+            return x
+        return Tensor(x.data, dtype=like.data.dtype)  # int/bool: a constant, needs no graph
     if like is not None and like.data.dtype.kind == "f":
         return Tensor(np.asarray(x, dtype=like.data.dtype))
     return Tensor(x)
 
 
 def _pair(a, b):
+    """Both operands as Tensors; the dtype of each may come from the other."""
+    if isinstance(a, Tensor):
+        if isinstance(b, Tensor) and a.data.dtype is b.data.dtype:
+            return a, b  # the common case, decided by one identity test
+        b = as_tensor(b, a)
+        return as_tensor(a, b), b
     a = as_tensor(a, b if isinstance(b, Tensor) else None)
     return a, as_tensor(b, a)
+
+
+def as_tensors(items) -> list:
+    """Several operands (concatenate, stack) as Tensors: non-Tensors and int/bool Tensors take
+    the dtype of the first float Tensor among them."""
+    like = None
+    for x in items:
+        if isinstance(x, Tensor) and x.data.dtype.kind == "f":
+            like = x
+            break
+    return [as_tensor(x, like) for x in items]
+
+
+def normalize_axis(axis, shape: tuple, op: str, ndim: int | None = None) -> int:
+    """The one place an axis is checked: ``axis`` as an int in [0, ndim).
+
+    ``ndim`` is the number of axes ``axis`` counts in: ``len(shape)`` unless the op adds axes
+    (``stack``, ``expand_dims``: the result's). Negative axes count from the end, as in NumPy.
+    """
+    n = len(shape) if ndim is None else ndim
+    try:
+        a = operator.index(axis)  # ints and NumPy ints; 1.0 is refused, as NumPy does
+    except TypeError:
+        raise TypeError(f"{op}: axis must be an integer, got {axis!r}") from None
+    if not -n <= a < n:
+        raise ValueError(f"{op}: axis {a} is out of range for a tensor of shape {tuple(shape)}"
+                         + (f" (the result has {n} axes)" if n != len(shape) else ""))
+    return a % n
+
+
+def normalize_axes(axis, shape: tuple, op: str, ndim: int | None = None) -> tuple:
+    """``axis`` (None: every axis; an int; or a sequence of ints) as a sorted tuple of
+    distinct axes in [0, ndim), each checked by ``normalize_axis``."""
+    if axis is None:
+        return tuple(range(len(shape) if ndim is None else ndim))
+    if isinstance(axis, (int, np.integer)) or np.ndim(axis) == 0:
+        return (normalize_axis(axis, shape, op, ndim),)
+    axes = sorted(normalize_axis(a, shape, op, ndim) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: axis {axis} names the same dimension twice")
+    return tuple(axes)
+
+
+def check_not_empty(op: str, shape: tuple, axes: tuple) -> None:
+    """Refuse to reduce over zero elements: mean, max, logsumexp and softmax have no value there."""
+    if any(shape[a] == 0 for a in axes):
+        raise ValueError(f"{op}: cannot reduce over zero elements (axis {axes} of a tensor of "
+                         f"shape {shape}): the result would be undefined")
 
 
 def _broadcast_error(op, a, b):
@@ -92,6 +149,9 @@ def pow(x, exponent) -> Tensor:
         raise TypeError("pow: the exponent must be a Python or NumPy scalar; for a tensor "
                         "exponent write exp(b * log(a))")
     p = np.asarray(exponent).item()  # a Python number adopts x's dtype; np.float64(2) would upcast
+    if p < 0 and x.data.dtype.kind in "iub" and isinstance(p, int):
+        raise ValueError(f"pow: an integer tensor ({x.dtype}) to a negative integer power {p} "
+                         f"has no integer result: make the tensor or the exponent a float")
     out = x.data ** p
 
     def vjp(g):
@@ -101,6 +161,32 @@ def pow(x, exponent) -> Tensor:
             return (g * (2 * x.data),)
         return (g * (p * x.data ** (p - 1)),)
     return Tensor._from_op(out, (x,), vjp, "pow")
+
+
+def rpow(base, x) -> Tensor:
+    """base ** x for a scalar base ≥ 0. d/dx = base^x · log(base) = out · log(base).
+
+    At base 0 (log 0 = −∞) the gradient is 0 where out = 0 (x > 0), not 0 · (−∞) = NaN.
+    A negative base is refused: base^x = e^(x log base) needs log(base), which has no real
+    value for base < 0 (NumPy gives NaN for a non-integer x).
+    """
+    x = as_tensor(x)
+    if isinstance(base, Tensor) or np.ndim(base) != 0:
+        raise TypeError("rpow: the base must be a Python or NumPy scalar; for a tensor base "
+                        "write base ** exponent with the tensor on the left")
+    b = np.asarray(base).item()  # a Python number adopts x's dtype
+    if b < 0:
+        raise ValueError(f"rpow: base {b} is negative: base ** x = exp(x · log(base)) needs "
+                         f"the log of the base, which is undefined (not real) for base < 0")
+    out = b ** x.data
+    log_b = math.log(b) if b > 0 else -math.inf
+
+    def vjp(g):
+        if b > 0:
+            return (g * (out * log_b),)
+        with np.errstate(invalid="ignore"):
+            return (np.where(out == 0, 0, g * (out * log_b)),)
+    return Tensor._from_op(out, (x,), vjp, "rpow")
 
 
 # ---- elementwise functions -------------------------------------------------------------
@@ -158,19 +244,6 @@ def relu(x) -> Tensor:
 
 # ---- reductions ---------------------------------------------------------------------------
 
-def _axes(axis, ndim):
-    """``axis`` (None, int or tuple) as a sorted tuple of non-negative ints."""
-    if axis is None:
-        return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) or np.ndim(axis) == 0 else tuple(axis)
-    if any(not -ndim <= a < ndim for a in axes):
-        raise ValueError(f"axis {axis} is out of range for a tensor with {ndim} dimensions")
-    axes = tuple(sorted(int(a) % ndim for a in axes))
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"axis {axis} names the same dimension twice")
-    return axes
-
-
 def _keep(g, axes, keepdims):
     """Reinsert the reduced axes into ``g`` so it broadcasts against the input."""
     if keepdims:
@@ -184,7 +257,7 @@ def _keep(g, axes, keepdims):
 def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     """Σ over ``axis``. Each input element gets the gradient of its sum."""
     x = as_tensor(x)
-    axes = _axes(axis, x.ndim)
+    axes = normalize_axes(axis, x.shape, "sum")
     out = x.data.sum(axis=axes, keepdims=keepdims)
     return Tensor._from_op(out, (x,), lambda g: (np.broadcast_to(_keep(g, axes, keepdims), x.shape),),
                            "sum")
@@ -193,8 +266,10 @@ def sum(x, axis=None, keepdims: bool = False) -> Tensor:
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     """Mean over ``axis``: the sum divided by the number n of elements reduced; d/dx = 1/n."""
     x = as_tensor(x)
-    axes = _axes(axis, x.ndim)
+    axes = normalize_axes(axis, x.shape, "mean")
     n = math.prod([x.shape[a] for a in axes])
+    if n == 0:
+        check_not_empty("mean", x.shape, axes)
     out = x.data.sum(axis=axes, keepdims=keepdims) / n  # what np.mean does, 2 µs sooner
     return Tensor._from_op(out, (x,),
                            lambda g: (np.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),), "mean")
@@ -207,9 +282,9 @@ def max(x, axis=None, keepdims: bool = False) -> Tensor:
     (each gets g / count), so the gradient of max is the same as of the mean of the ties.
     """
     x = as_tensor(x)
-    axes = _axes(axis, x.ndim)
-    if x.size == 0:
-        raise ValueError(f"max: cannot reduce an empty tensor of shape {x.shape}")
+    axes = normalize_axes(axis, x.shape, "max")
+    if x.data.size == 0:
+        check_not_empty("max", x.shape, axes)
     top = x.data.max(axis=axes, keepdims=True)
     out = top if keepdims else np.squeeze(top, axes)
 
@@ -225,7 +300,9 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     d/dx_i = e^(x_i - out) = softmax(x)_i.
     """
     x = as_tensor(x)
-    axes = _axes(axis, x.ndim)
+    axes = normalize_axes(axis, x.shape, "logsumexp")
+    if x.data.size == 0:
+        check_not_empty("logsumexp", x.shape, axes)
     m = x.data.max(axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # a row of -inf stays -inf instead of becoming NaN
     with np.errstate(divide="ignore"):
@@ -267,11 +344,22 @@ def matmul(a, b) -> Tensor:
         B = b.data if b.ndim > 1 else b.data[:, None]        # (..., k, m)
         batch = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
         G = g.reshape(batch + (A.shape[-2], B.shape[-1]))    # (..., n, m)
-        ga = G @ np.swapaxes(B, -1, -2)                      # (..., n, k)
-        gb = np.swapaxes(A, -1, -2) @ G                      # (..., k, m)
-        if a.ndim == 1:
-            ga = ga[..., 0, :]
-        if b.ndim == 1:
-            gb = gb[..., 0]
+        # A product whose contracted dim has size 1 is an outer product: broadcasting does it
+        # 2-4x faster than a batch of (n, 1) @ (1, k) matmuls (benchmarks/README.md).
+        ga = gb = None
+        if a.requires_grad:
+            Bt = np.swapaxes(B, -1, -2)                      # (..., m, k)
+            ga = G * Bt if B.shape[-1] == 1 else G @ Bt      # (..., n, k)
+            if a.ndim == 1:
+                ga = ga[..., 0, :]
+        if b.requires_grad:
+            if B.ndim == 2 and A.ndim > 2:  # one b for the whole batch: fold the batch into
+                k, m = A.shape[-1], G.shape[-1]  # one (k, N) @ (N, m) instead of summing later
+                gb = A.reshape(-1, k).T @ G.reshape(-1, m)   # (k, m)
+            else:
+                At = np.swapaxes(A, -1, -2)                  # (..., k, n)
+                gb = At * G if A.shape[-2] == 1 else At @ G  # (..., k, m)
+            if b.ndim == 1:
+                gb = gb[..., 0]
         return ga, gb
     return Tensor._from_op(out, (a, b), vjp, "matmul")

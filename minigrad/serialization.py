@@ -1,19 +1,25 @@
 """``save`` and ``load``: a dict of arrays as an ``.npz`` file, never pickled.
 
 ``save`` writes to a temporary file in the same folder and renames it over the target, so a
-crash mid-write never leaves a half-written file where a good one was.
+crash mid-write never leaves a half-written file where a good one was. The file gets the
+permissions an ordinary ``open(path, "w")`` would give (0o666 minus the umask), not the
+owner-only 0o600 of the temporary file.
 """
 from __future__ import annotations
 
 import os
 import tempfile
 import zipfile
+from collections.abc import Mapping
 
 import numpy as np
 
 
 def save(state: dict, path) -> None:
     """Write ``{name: array or tensor}`` to ``path`` atomically (temp file, then rename)."""
+    if not isinstance(state, Mapping):
+        raise TypeError(f"save: state must be a dict {{name: array}}, got {type(state).__name__} "
+                        f"(for a model, save model.state_dict())")
     arrays = {}
     for name, value in state.items():
         array = np.asarray(getattr(value, "data", value))
@@ -23,12 +29,17 @@ def save(state: dict, path) -> None:
         arrays[name] = array
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"save: cannot write {path}: the folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
+        umask = os.umask(0)  # the only way to read the umask is to set it, then restore it
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

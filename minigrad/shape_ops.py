@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from minigrad.ops import as_tensor
+from minigrad.ops import _pair, as_tensor, as_tensors, normalize_axes, normalize_axis
 from minigrad.tensor import Tensor
 
 
@@ -28,25 +28,31 @@ def reshape(x, shape) -> Tensor:
 def transpose(x, axes=None) -> Tensor:
     """Permute axes (reverse them when ``axes`` is None). The VJP applies the inverse permutation."""
     x = as_tensor(x)
-    axes = tuple(range(x.ndim))[::-1] if axes is None else tuple(axes)
-    if sorted(a % x.ndim for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
-        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} axes "
-                         f"of a tensor of shape {x.shape}")
+    if axes is None:
+        axes = tuple(range(x.ndim))[::-1]
+    else:
+        axes = tuple(normalize_axis(a, x.shape, "transpose") for a in axes)
+        if sorted(axes) != list(range(x.ndim)):
+            raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} "
+                             f"axes of a tensor of shape {x.shape}")
     # the inverse permutation, argsort(axes), in plain Python: np.argsort costs 2 µs here
-    inverse = tuple(sorted(range(x.ndim), key=lambda i: axes[i] % x.ndim))
+    inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
     return Tensor._from_op(x.data.transpose(axes), (x,), lambda g: (g.transpose(inverse),), "transpose")
 
 
 def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     """Exchange two axes. Its own inverse."""
     x = as_tensor(x)
+    axis1, axis2 = (normalize_axis(a, x.shape, "swapaxes") for a in (axis1, axis2))
     out = np.swapaxes(x.data, axis1, axis2)
     return Tensor._from_op(out, (x,), lambda g: (np.swapaxes(g, axis1, axis2),), "swapaxes")
 
 
 def expand_dims(x, axis) -> Tensor:
-    """Insert axes of size 1."""
+    """Insert axes of size 1 (``axis`` counts the result's axes, as in NumPy)."""
     x = as_tensor(x)
+    inserted = 1 if np.ndim(axis) == 0 else len(axis)
+    axis = normalize_axes(axis, x.shape, "expand_dims", x.ndim + inserted)
     return Tensor._from_op(np.expand_dims(x.data, axis), (x,), lambda g: (g.reshape(x.shape),),
                            "expand_dims")
 
@@ -54,6 +60,8 @@ def expand_dims(x, axis) -> Tensor:
 def squeeze(x, axis=None) -> Tensor:
     """Remove axes of size 1 (all of them when ``axis`` is None)."""
     x = as_tensor(x)
+    if axis is not None:
+        axis = normalize_axes(axis, x.shape, "squeeze")
     try:
         out = np.squeeze(x.data, axis)
     except ValueError:
@@ -73,9 +81,10 @@ def broadcast_to(x, shape) -> Tensor:
 
 def concatenate(tensors, axis: int = 0) -> Tensor:
     """Join along an existing axis. The VJP splits the gradient at the same boundaries."""
-    tensors = [as_tensor(t) for t in tensors]
+    tensors = as_tensors(tensors)
     if not tensors:
         raise ValueError("concatenate: needs at least one tensor")
+    axis = normalize_axis(axis, tensors[0].shape, "concatenate")
     try:
         out = np.concatenate([t.data for t in tensors], axis=axis)
     except ValueError:
@@ -88,21 +97,22 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
 
 def stack(tensors, axis: int = 0) -> Tensor:
     """Join along a new axis. The VJP takes each slice of the gradient back."""
-    tensors = [as_tensor(t) for t in tensors]
+    tensors = as_tensors(tensors)
     if not tensors:
         raise ValueError("stack: needs at least one tensor")
+    axis = normalize_axis(axis, tensors[0].shape, "stack", tensors[0].ndim + 1)
     try:
         out = np.stack([t.data for t in tensors], axis=axis)
     except ValueError:
         raise ValueError(f"stack: all shapes must be equal, got {[t.shape for t in tensors]}") from None
-    ax = axis % out.ndim
     return Tensor._from_op(out, tuple(tensors),
-                           lambda g: tuple(np.moveaxis(g, ax, 0)), "stack")
+                           lambda g: tuple(np.moveaxis(g, axis, 0)), "stack")
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list:
     """Split into pieces along ``axis`` (NumPy's rules); each piece is a slice of ``x``."""
     x = as_tensor(x)
+    axis = normalize_axis(axis, x.shape, "split")
     n = x.shape[axis]
     if np.ndim(indices_or_sections) == 0:
         k = int(indices_or_sections)
@@ -153,11 +163,19 @@ def getitem(x, index) -> Tensor:
     return Tensor._from_op(out, (x,), vjp, "getitem")
 
 
+def boolean_mask(op: str, role: str, mask) -> np.ndarray:
+    """``mask`` (an array or Tensor) as a boolean ndarray; anything else is refused, since a
+    0/1 float array could mean either polarity."""
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ValueError(f"{op}: {role} must be boolean, got dtype {mask.dtype}")
+    return mask
+
+
 def where(condition, a, b) -> Tensor:
     """Elementwise ``a`` where ``condition`` else ``b``. Each side gets g where it was chosen."""
-    cond = np.asarray(condition.data if isinstance(condition, Tensor) else condition, dtype=bool)
-    a = as_tensor(a, b if isinstance(b, Tensor) else None)
-    b = as_tensor(b, a)
+    cond = boolean_mask("where", "condition", condition)
+    a, b = _pair(a, b)
     try:
         out = np.where(cond, a.data, b.data)
     except ValueError:
@@ -172,9 +190,7 @@ def masked_fill(x, mask, value: float) -> Tensor:
     The filled positions get zero gradient.
     """
     x = as_tensor(x)
-    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    if mask.dtype != bool:
-        raise ValueError(f"masked_fill: mask must be boolean, got dtype {mask.dtype}")
+    mask = boolean_mask("masked_fill", "mask", mask)
     try:
         out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
     except ValueError:

@@ -4,8 +4,18 @@ A tensor made by an op remembers its parents and the op's VJP; a tensor made by 
 a *leaf*. ``backward()`` (in ``engine.py``) visits the graph from the output back to the
 leaves and accumulates ``d output / d leaf`` into each leaf's ``.grad``.
 
-Arithmetic with Python or NumPy scalars (and plain arrays) on either side adopts the tensor's
-float dtype, so float32 stays float32 end to end.
+**Dtype policy** (applied in one place, ``ops.as_tensor``), so float32 stays float32 end to end:
+
+* a non-Tensor operand (a Python or NumPy scalar, a plain array, an int or bool array) adopts
+  the float tensor's dtype: ``x32 * 2.0``, ``x32 + np.ones(3)`` are float32;
+* an int or bool Tensor combined with a float Tensor is cast to the float's dtype:
+  float32 * int64-tensor is float32;
+* two float Tensors of different precision follow NumPy: float32 * float64 is float64;
+* with several operands the dtype comes from one of them: in ``functional.linear`` a plain
+  array input or bias adopts the weight's dtype; in ``concatenate`` and ``stack`` plain
+  arrays (and int/bool Tensors) adopt the dtype of the first float Tensor among the inputs.
+
+Only real floating tensors (float16/32/64) can require grad.
 """
 from __future__ import annotations
 
@@ -18,7 +28,11 @@ def _as_array(data, dtype=None) -> np.ndarray:
     """Array for a new tensor: float64 by default; ints and bools kept; objects refused."""
     if isinstance(data, Tensor):
         data = data.data
-    array = np.array(data, dtype=dtype, copy=True)
+    try:
+        array = np.array(data, dtype=dtype, copy=True)
+    except ValueError as e:  # NumPy's "inhomogeneous shape", or a string that is no number
+        raise ValueError(f"tensor: cannot make an array of numbers from this data (a ragged "
+                         f"nested list, whose rows differ in length?): {e}") from None
     if array.dtype.kind in "OSUVMm":
         raise TypeError(f"tensor: cannot make a tensor from an array of dtype {array.dtype} "
                         f"(numbers only: float, int or bool)")
@@ -37,9 +51,10 @@ class Tensor:
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
         self.data = _as_array(data, dtype)
-        if requires_grad and self.data.dtype.kind not in "fc":
+        if requires_grad and self.data.dtype.kind != "f":
             raise TypeError(f"tensor: requires_grad=True needs a floating dtype, got "
-                            f"{self.data.dtype} (only floating tensors have gradients)")
+                            f"{self.data.dtype} (only real floating tensors, float16/32/64, "
+                            f"have gradients)")
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self._parents, self._vjp, self._op = (), None, "leaf"
@@ -48,6 +63,8 @@ class Tensor:
     def _from_op(data: np.ndarray, parents: tuple, vjp, op: str) -> "Tensor":
         """The result of op ``op``: records ``parents`` and ``vjp`` if any parent needs grad."""
         t = Tensor.__new__(Tensor)
+        if not isinstance(data, np.ndarray):  # NumPy gives scalars, not 0-d arrays, for 0-d math
+            data = np.asarray(data)
         t.data, t.grad, t._op = data, None, op
         # a list, not a generator, inside any(): 0.2 µs less per op (benchmarks/README.md)
         if mode.grad_enabled and any([p.requires_grad for p in parents]):
@@ -67,6 +84,18 @@ class Tensor:
 
     def __len__(self) -> int:
         return len(self.data)
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise ValueError(f"the truth value of a tensor with {self.data.size} elements is "
+                             f"ambiguous: use t.data.any() or t.data.all()")
+        return bool(self.data)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        """``np.asarray(t)`` is ``t.data`` (no graph). ``ndarray + t`` still gives a Tensor:
+        ``__array_ufunc__ = None`` makes NumPy defer to the reflected operator first."""
+        data = self.data if dtype is None else self.data.astype(dtype, copy=False)
+        return data.copy() if copy else data
 
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="tensor(")
@@ -108,7 +137,7 @@ class Tensor:
     def __matmul__(self, other): return ops.matmul(self, other)
     def __rmatmul__(self, other): return ops.matmul(other, self)
     def __pow__(self, exponent): return ops.pow(self, exponent)
-    def __rpow__(self, base): return ops.exp(ops.mul(self, np.log(base)))
+    def __rpow__(self, base): return ops.rpow(base, self)
     def __neg__(self): return ops.neg(self)
     def __getitem__(self, index): return shape_ops.getitem(self, index)
 

@@ -76,3 +76,111 @@ def test_other_misuse_is_explained():
         mg.transpose(t(2, 3), (0, 0))
     with pytest.raises(ValueError, match="boolean"):
         F.softmax(t(2, 3), mask=np.ones((2, 3)))
+
+
+# ---- axes: one helper checks them all, naming the op and the shape ----------------------------------
+
+AXIS_ERRORS = [
+    ("transpose", lambda: mg.transpose(t(2, 3), (0, 5))),          # 5 % 2 == 1 must not pass
+    ("swapaxes", lambda: mg.swapaxes(t(2, 3), 0, 2)),
+    ("expand_dims", lambda: mg.expand_dims(t(2, 3), 4)),
+    ("squeeze", lambda: mg.squeeze(t(2, 1), 3)),
+    ("split", lambda: mg.split(t(2, 3), 2, axis=2)),
+    ("softmax", lambda: F.softmax(t(2, 3), axis=2)),
+    ("log_softmax", lambda: F.log_softmax(t(2, 3), axis=-3)),
+    ("concatenate", lambda: mg.concatenate([t(2, 3), t(2, 3)], axis=2)),
+    ("stack", lambda: mg.stack([t(2, 3), t(2, 3)], axis=4)),
+    ("sum", lambda: mg.sum(t(2, 3), axis=2)),
+    ("max", lambda: mg.max(t(2, 3), axis=(0, -3))),
+]
+
+
+@pytest.mark.parametrize("op, call", AXIS_ERRORS, ids=[a[0] for a in AXIS_ERRORS])
+def test_an_out_of_range_axis_names_the_op_and_the_shape(op, call):
+    with pytest.raises(ValueError, match=rf"^{op}: axis .* is out of range for a tensor of shape \(2, [13]\)"):
+        call()
+
+
+def test_a_non_integer_axis_is_refused():
+    with pytest.raises(TypeError, match="sum: axis must be an integer, got 1.0"):
+        mg.sum(t(2, 3), axis=1.0)
+    with pytest.raises(TypeError, match="mean: axis must be an integer"):
+        mg.mean(t(2, 3), axis=(0, 1.5))
+
+
+# ---- reductions over nothing --------------------------------------------------------------------------
+
+EMPTY = [
+    ("mean", lambda: mg.mean(t(0, 3))),
+    ("mean", lambda: mg.mean(t(3, 0), axis=1)),
+    ("max", lambda: mg.max(t(3, 0), axis=1)),
+    ("logsumexp", lambda: mg.logsumexp(t(3, 0), axis=-1)),
+    ("softmax", lambda: F.softmax(t(3, 0))),
+    ("log_softmax", lambda: F.log_softmax(t(3, 0))),
+]
+
+
+@pytest.mark.parametrize("op, call", EMPTY, ids=[e[0] for e in EMPTY])
+def test_reducing_over_zero_elements_is_an_error_not_nan(op, call):
+    with pytest.raises(ValueError, match=rf"^{op}: .*zero elements.*shape \(\d, \d\)"):
+        call()
+
+
+def test_reducing_a_non_empty_axis_of_an_empty_tensor_is_fine():
+    assert mg.max(t(0, 3), axis=1).shape == (0,)
+    assert mg.mean(t(0, 3), axis=1).shape == (0,)
+    assert mg.sum(t(3, 0)).item() == 0.0
+
+
+# ---- data, dtypes and arguments ----------------------------------------------------------------------
+
+def test_a_ragged_list_is_refused():
+    with pytest.raises(ValueError, match=r"^tensor: .*ragged"):
+        mg.tensor([[1.0, 2.0], [3.0]])
+
+
+def test_complex_tensors_cannot_require_grad():
+    assert mg.tensor(np.ones(2, complex)).dtype == np.complex128   # allowed as data
+    with pytest.raises(TypeError, match=r"complex128 \(only real floating tensors"):
+        mg.tensor(np.ones(2, complex), requires_grad=True)
+
+
+def test_where_wants_a_boolean_condition():
+    with pytest.raises(ValueError, match="where: condition must be boolean, got dtype float64"):
+        mg.where(np.ones(2), t(2), t(2))
+
+
+def test_an_integer_tensor_to_a_negative_power_is_explained():
+    with pytest.raises(ValueError, match=r"pow: an integer tensor \(int64\) to a negative integer power"):
+        mg.tensor([1, 2]) ** -1
+    np.testing.assert_allclose((mg.tensor([1, 2]) ** -1.0).data, [1.0, 0.5])  # a float power is fine
+
+
+def test_rng_must_be_a_generator():
+    for call in (lambda: F.dropout(t(3), 0.5, rng=0),
+                 lambda: nn.Linear(2, 3, rng=0),
+                 lambda: nn.Embedding(2, 3, rng=np.random.RandomState(0))):
+        with pytest.raises(TypeError, match=r"rng must be an np\.random\.Generator"):
+            call()
+
+
+def test_layers_need_positive_sizes():
+    with pytest.raises(ValueError, match=r"Linear: in_features and out_features must be positive"):
+        nn.Linear(0, 3)
+    with pytest.raises(ValueError, match=r"Embedding: num_embeddings and embedding_dim must be positive"):
+        nn.Embedding(4, 0)
+
+
+def test_linear_and_embedding_check_their_weights():
+    with pytest.raises(ValueError, match=r"^linear: weight must be 2-D \(out, in\), got shape \(3,\)"):
+        F.linear(t(2, 3), t(3))
+    with pytest.raises(ValueError, match=r"^linear: bias of shape \(3,\) does not fit weight of "
+                                         r"shape \(4, 3\) \(expects \(4,\)\)"):
+        F.linear(t(2, 3), t(4, 3), t(3))
+    with pytest.raises(ValueError, match=r"^embedding: weight must be 2-D \(V, E\), got shape \(5,\)"):
+        F.embedding(t(5), np.array([0, 1]))
+
+
+def test_a_negative_base_to_a_tensor_power_is_explained():
+    with pytest.raises(ValueError, match=r"rpow: base -2.0 is negative.*log"):
+        (-2.0) ** t(3)

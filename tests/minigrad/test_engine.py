@@ -226,3 +226,36 @@ def test_tensors_are_hashable_and_equality_is_identity():
     a, b = mg.tensor([1.0]), mg.tensor([1.0])
     assert len({a, b}) == 2 and a != b and a == a
     assert (a < mg.tensor([2.0])).dtype == bool         # comparisons give plain arrays
+
+
+def test_truth_value_of_a_tensor_is_like_numpys():
+    assert mg.tensor(2.0) and not mg.tensor([0.0])     # one element: its value
+    for t in (mg.tensor([1.0, 2.0]), mg.tensor(np.ones((0,)))):
+        with pytest.raises(ValueError, match="truth value of a tensor with .* elements is ambiguous"):
+            bool(t)
+
+
+def test_numpy_reads_a_tensor_as_its_data_and_ndarray_op_tensor_stays_a_tensor():
+    t = mg.tensor([1.0, 2.0], requires_grad=True)
+    assert np.asarray(t) is t.data
+    assert np.asarray(t, dtype=np.float32).dtype == np.float32
+    np.testing.assert_array_equal(np.array([t, t]), [[1.0, 2.0], [1.0, 2.0]])
+    for out in (np.ones(2) + t, np.ones(2) * t, np.ones(2) - t, np.ones(2) / t, np.ones((2, 2)) @ t,
+                np.float64(2.0) * t):
+        assert isinstance(out, mg.Tensor) and out.requires_grad
+
+
+# ---- a broken VJP is reported by name ---------------------------------------------------------------
+
+def test_a_vjp_returning_too_few_gradients_is_named():
+    a, b = mg.tensor([1.0], requires_grad=True), mg.tensor([2.0], requires_grad=True)
+    out = mg.Tensor._from_op(a.data * b.data, (a, b), lambda g: (g * b.data,), "half_mul")
+    with pytest.raises(RuntimeError, match="op 'half_mul': its VJP returned 1 gradient for 2 inputs"):
+        out.sum().backward()
+
+
+def test_a_vjp_returning_a_misshaped_gradient_is_named():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    out = mg.Tensor._from_op(a.data * 2, (a,), lambda g: (np.ones(3),), "bad_shape")
+    with pytest.raises(RuntimeError, match=r"op 'bad_shape'.*shape \(3,\).*shape \(2,\)"):
+        out.sum().backward()

@@ -207,6 +207,13 @@ def test_cross_entropy_rejects_bad_targets(targets, message):
         F.cross_entropy(mg.tensor(np.zeros((2, 3))), targets)
 
 
+def test_cross_entropy_refuses_integer_logits():
+    """Integer logits were truncated (2 instead of 2.4076): refused, with the fix named."""
+    with pytest.raises(ValueError, match=r"cross_entropy: logits must be floating.*int64"):
+        F.cross_entropy([[1, 2, 3]], np.array([0]))
+    assert F.cross_entropy([[1.0, 2.0, 3.0]], np.array([0])).item() == pytest.approx(2.4076059644)
+
+
 # ---- linear and dropout -------------------------------------------------------------------------------
 
 def test_linear_matches_its_composition():

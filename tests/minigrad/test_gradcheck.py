@@ -151,3 +151,32 @@ def test_the_command_line_tool_exits_1_on_a_failure(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "square_with_a_bug" in out and "FAIL" in out
     assert "ValueError: reshape" in out and "2 of 3 ops failed" in out
+
+
+def test_a_non_positive_step_is_refused():
+    for eps in (0.0, -1e-6):
+        with pytest.raises(ValueError, match="gradcheck: eps must be > 0"):
+            gradcheck(lambda t: t.sum(), [np.ones(2)], eps=eps)
+        with pytest.raises(ValueError, match="numerical_grad: eps must be > 0"):
+            numerical_grad(lambda t: t.sum(), [np.ones(2)], eps=eps)
+
+
+def test_a_single_array_or_tensor_is_one_input():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])                 # not two inputs, one per row
+    assert gradcheck(lambda t: (t * t).sum(), x)
+    assert gradcheck(lambda t: (t * t).sum(), mg.tensor(x, requires_grad=True))
+    (g,) = numerical_grad(lambda t: (t * t).sum(), x)
+    np.testing.assert_allclose(g, 2 * x, rtol=1e-8)
+
+
+def test_python_numbers_and_lists_are_not_checked_and_that_is_said():
+    with pytest.raises(ValueError, match=r"nothing to check.*input 0: float.*input 1: list"):
+        gradcheck(lambda a, b: mg.tensor(b) * a, [2.0, [1.0, 2.0]])
+
+
+def test_the_worst_list_names_each_element_once():
+    x = mg.tensor(np.linspace(1, 2, 6), requires_grad=True)
+    with pytest.raises(GradcheckError) as info:
+        gradcheck(lambda t: square_with_a_bug(t, at=4) * 1.0, [x])   # 3 projections
+    worst = [line for line in info.value.args[0].splitlines() if line.startswith("    element")]
+    assert len(worst) == 1 and worst[0].startswith("    element (4,)")

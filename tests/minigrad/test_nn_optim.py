@@ -249,3 +249,98 @@ def test_save_refuses_object_arrays(tmp_path):
     with pytest.raises(TypeError, match="'bad' is not numeric"):
         mg.save({"ok": np.ones(2), "bad": np.array([None, 1], dtype=object)}, tmp_path / "x.npz")
     assert os.listdir(tmp_path) == []
+
+
+# ---- parameters in lists, tuples and dicts ------------------------------------------------------------
+
+class Containers(nn.Module):
+    def __init__(self, rng):
+        self.gains = [nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))]
+        self.pair = (nn.Linear(2, 2, rng=rng), nn.Parameter(np.zeros(1)))
+        self.heads = {"a": nn.Linear(2, 1, bias=False, rng=rng), "b": nn.Parameter(np.ones(4))}
+        self.shared = [self.gains[0]]                  # the same parameter again: counted once
+
+
+def test_parameters_in_lists_tuples_and_dicts_are_registered():
+    net = Containers(np.random.default_rng(0))
+    assert [name for name, _ in net.named_parameters()] == [
+        "gains.0", "gains.1", "pair.0.weight", "pair.0.bias", "pair.1", "heads.a.weight", "heads.b"]
+    assert len(list(net.modules())) == 3               # net, pair.0, heads.a
+    state = net.state_dict()
+    state["heads.b"] = np.full(4, 2.0)
+    net.load_state_dict(state)
+    np.testing.assert_array_equal(net.heads["b"].data, 2.0)
+    assert len(optim.SGD(net.parameters(), lr=0.1).params) == 7   # all of them get trained
+
+
+# ---- optimizers: state, dtypes, clipping -----------------------------------------------------------------
+
+def test_sgd_load_state_dict_checks_names_and_shapes():
+    p, q = nn.Parameter(np.zeros(2, np.float32)), nn.Parameter(np.zeros(3, np.float32))
+    opt = optim.SGD([p, q], lr=0.1, momentum=0.9)
+    with pytest.raises(ValueError, match=r"SGD.load_state_dict: unexpected entries \['velocity.2', 'w'\]"):
+        opt.load_state_dict({"velocity.2": np.zeros(2), "w": np.zeros(1)})
+    with pytest.raises(ValueError, match=r"SGD.load_state_dict: velocity.1 has shape \(2,\), "
+                                         r"parameter 1 has \(3,\)"):
+        opt.load_state_dict({"velocity.1": np.zeros(2)})
+    opt.load_state_dict({"velocity.0": np.ones(2)})    # a parameter never stepped has no entry
+    assert opt.velocity[0].dtype == np.float32 and opt.velocity[1] is None
+
+
+def test_optimizers_keep_float32_with_numpy_hyperparameters():
+    f64 = np.float64
+    for make in (lambda ps: optim.SGD(ps, lr=f64(0.1), momentum=f64(0.9), weight_decay=f64(0.01)),
+                 lambda ps: optim.Adam(ps, lr=f64(0.1), betas=(f64(0.9), f64(0.99)), eps=f64(1e-8),
+                                       weight_decay=f64(0.01))):
+        p = nn.Parameter(np.ones(3, np.float32))
+        opt = make([p])
+        for _ in range(2):
+            p.grad = np.ones(3, np.float32)
+            opt.step()
+        assert p.data.dtype == np.float32
+        for array in opt.state_dict().values():
+            assert array.dtype in (np.float32, np.int64)
+
+
+def test_clip_grad_norm_clips_a_0d_parameter():
+    p = nn.Parameter(np.array(2.0))
+    (p * p * 10).backward()                            # grad 40
+    assert optim.clip_grad_norm([p], 1.0) == pytest.approx(40.0)
+    assert type(p.grad) is np.ndarray and p.grad == pytest.approx(1.0, rel=1e-6)
+
+
+def test_clip_grad_norm_refuses_a_non_finite_norm_and_leaves_the_gradients():
+    a, b = nn.Parameter(np.zeros(2)), nn.Parameter(np.zeros(1))
+    a.grad, b.grad = np.array([np.inf, 1.0]), np.array([2.0])
+    with pytest.raises(FloatingPointError, match="clip_grad_norm: the total gradient norm is inf"):
+        optim.clip_grad_norm([a, b], 1.0)
+    np.testing.assert_array_equal(b.grad, [2.0])
+    a.grad = np.array([np.nan, 1.0])
+    with pytest.raises(FloatingPointError, match="is nan"):
+        optim.clip_grad_norm([a, b], 1.0)
+
+
+# ---- save: arguments, folders, permissions ---------------------------------------------------------------
+
+def test_save_wants_a_dict(tmp_path):
+    with pytest.raises(TypeError, match=r"save: state must be a dict .*got list"):
+        mg.save([np.ones(2)], tmp_path / "x.npz")
+
+
+def test_save_into_a_missing_folder_names_the_users_path(tmp_path):
+    path = tmp_path / "no" / "such" / "model.npz"
+    with pytest.raises(FileNotFoundError) as info:
+        mg.save({"w": np.ones(2)}, path)
+    assert str(path) in str(info.value) and ".tmp-" not in str(info.value)
+
+
+def test_saved_files_get_the_usual_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        mg.save({"w": np.ones(2)}, tmp_path / "a.npz")
+        os.umask(0o002)
+        mg.save({"w": np.ones(2)}, tmp_path / "b.npz")
+    finally:
+        os.umask(old)
+    assert os.stat(tmp_path / "a.npz").st_mode & 0o777 == 0o644
+    assert os.stat(tmp_path / "b.npz").st_mode & 0o777 == 0o664

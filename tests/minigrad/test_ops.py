@@ -294,6 +294,7 @@ CASES = [
     Case("linear no bias", F.linear, lambda x, w: x @ w.T, "real", linear_params(False)),
     Case("embedding", lambda w, ids: F.embedding(w, ids), lambda w, ids: w[ids], "real",
          embedding_params),
+    Case("rpow", lambda x: 2.5 ** x, lambda x: 2.5 ** x, "real", one),
 ]
 
 
@@ -335,3 +336,69 @@ def test_float32_end_to_end(case, data):
     out.backward(np.ones(out.shape, np.float32))
     for x in xs:
         assert x.grad.dtype == np.float32 and x.grad.shape == x.shape
+
+
+# ---- the dtype policy (tensor.py's docstring) -----------------------------------------------------------
+
+F32 = np.float32
+
+
+def test_an_int_or_bool_tensor_takes_the_float_tensors_dtype():
+    x = mg.tensor(np.ones(3, F32), requires_grad=True)
+    ints, bools = mg.tensor(np.arange(3)), mg.tensor(np.array([True, False, True]))
+    for out in (x * ints, ints * x, x + bools, bools - x, x / (ints + 1), ints @ x,
+                mg.where(np.ones(3, bool), ints, x)):
+        assert out.dtype == F32
+    (x * ints).sum().backward()
+    assert x.grad.dtype == F32
+    np.testing.assert_array_equal(x.grad, [0, 1, 2])
+    assert (mg.tensor(np.ones(2, F32)) * mg.tensor(np.ones(2))).dtype == np.float64  # NumPy's rule
+
+
+def test_plain_arrays_in_concatenate_and_stack_take_the_first_float_tensors_dtype():
+    x = mg.tensor(np.ones((2, 3), F32), requires_grad=True)
+    plain = np.zeros((2, 3))                            # float64
+    for out in (mg.concatenate([plain, x]), mg.stack([plain, x, np.arange(6).reshape(2, 3)], axis=1),
+                mg.concatenate([mg.tensor(np.arange(6).reshape(2, 3)), x], axis=1)):
+        assert out.dtype == F32
+    mg.stack([plain, x]).sum().backward()
+    assert x.grad.dtype == F32
+
+
+def test_linear_casts_a_plain_input_to_the_weights_dtype():
+    w = mg.tensor(np.ones((4, 3), F32), requires_grad=True)
+    b = np.zeros(4)                                     # a plain float64 bias too
+    out = F.linear(np.ones((2, 3)), w, b)
+    assert out.dtype == F32
+    out.sum().backward()
+    assert w.grad.dtype == F32
+
+
+# ---- scalar ** tensor ---------------------------------------------------------------------------------
+
+def test_a_scalar_base_to_a_tensor_power():
+    x = mg.tensor([0.0, 1.0, 2.0], requires_grad=True)
+    out = 0.0 ** x                                      # was exp(x log 0) = NaN at x = 0
+    np.testing.assert_array_equal(out.data, [1.0, 0.0, 0.0])
+    out.backward(np.ones(3))
+    assert x.grad[1] == 0 and x.grad[2] == 0            # out = 0: no NaN from 0 · log 0
+    y = mg.tensor(np.array([0.5, -1.0], F32), requires_grad=True)
+    out = 3 ** y
+    assert out.dtype == F32
+    np.testing.assert_allclose(out.data, 3.0 ** y.data, rtol=1e-6)
+    out.backward(np.ones(2, F32))
+    np.testing.assert_allclose(y.grad, 3.0 ** y.data * np.log(3.0), rtol=1e-6)
+    assert gradcheck(lambda t: np.float64(0.7) ** t, [np.array([-1.0, 0.3, 2.0])])
+
+
+# ---- 0-d results are arrays -----------------------------------------------------------------------------
+
+def test_0d_results_and_gradients_are_ndarrays():
+    p = mg.tensor(3.0, requires_grad=True)
+    for out in (p * p * 10, p + 1, mg.sum(mg.tensor([1.0, 2.0])), mg.tensor([1.0, 2.0])[0]):
+        assert type(out.data) is np.ndarray and out.shape == ()
+    (p * p * 10).backward()
+    assert type(p.grad) is np.ndarray and p.grad == 60.0
+    (p * p).backward()                                  # accumulating keeps an ndarray
+    assert type(p.grad) is np.ndarray and p.grad == 66.0
+    assert type(mg.grad(p * p, p)) is np.ndarray

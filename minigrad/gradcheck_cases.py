@@ -1,0 +1,83 @@
+"""The ops that ``python -m minigrad.gradcheck`` checks: every primitive and functional op,
+at shapes drawn from a generator. A table, kept apart from ``gradcheck.py``'s logic."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def cases(rng: np.random.Generator) -> list:
+    """``(name, fn, inputs)`` for every primitive and functional op, shapes drawn from ``rng``.
+    Values keep away from kinks: relu and div away from 0, max without ties, log/sqrt > 0."""
+    import minigrad as mg  # here, not at the top: minigrad may still be importing
+    from minigrad import functional as F
+
+    def shape(lo=0, hi=3):                 # lo..hi axes of length 1..4
+        return tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(lo, hi + 1)))
+
+    def pair():                            # two shapes that broadcast together
+        s = shape(1)
+        t = tuple(1 if rng.random() < 0.3 else n for n in s[rng.integers(0, len(s) + 1):])
+        return (s, t) if rng.random() < 0.5 else (t, s)
+
+    def axis(s):                           # None, or a random non-empty subset of the axes
+        picks = [a for a in range(len(s)) if rng.random() < 0.5]
+        return tuple(picks) if picks else None
+
+    normal = rng.standard_normal
+    def positive(s): return rng.uniform(0.5, 2.0, s)
+    def nonzero(s): return rng.choice([-1.0, 1.0], s) * rng.uniform(0.3, 2.0, s)
+    def distinct(s): return rng.permutation(int(np.prod(s))).reshape(s) / 4 + rng.uniform(0, .1, s)
+
+    (a, b), (c, d), m = pair(), pair(), shape(1)
+    s3, n = (2, 3, 4), shape(1)
+    ax, ax2 = axis(m), axis(n)
+    ids = rng.integers(0, 5, size=(2, 3))
+    mask = np.array([[0, 0, 0, 0], [1, 0, 1, 1], [1, 1, 0, 1]], bool)  # row 0: nothing kept
+    targets = np.array([0, 3, 1, 2])
+    return [
+        ("add", mg.add, [normal(a), normal(b)]),
+        ("sub", mg.sub, [normal(c), normal(d)]),
+        ("mul", mg.mul, [normal(a), normal(b)]),
+        ("div", mg.div, [normal(c), nonzero(d)]),
+        ("neg", mg.neg, [normal(m)]),
+        ("pow 3", lambda x: mg.pow(x, 3), [normal(m)]),
+        ("pow -1.5", lambda x: mg.pow(x, -1.5), [positive(m)]),
+        ("rpow 2.5 ** x", lambda x: 2.5 ** x, [normal(m)]),
+        ("exp", mg.exp, [normal(m)]),
+        ("log", mg.log, [positive(m)]),
+        ("sqrt", mg.sqrt, [positive(m)]),
+        ("tanh", mg.tanh, [normal(m)]),
+        ("sigmoid", mg.sigmoid, [3 * normal(m)]),
+        ("relu", mg.relu, [nonzero(m)]),
+        (f"sum axis={ax}", lambda x: mg.sum(x, ax), [normal(m)]),
+        (f"mean axis={ax2} keepdims", lambda x: mg.mean(x, ax2, keepdims=True), [normal(n)]),
+        (f"max axis={ax}", lambda x: mg.max(x, ax), [distinct(m)]),
+        (f"logsumexp axis={ax2}", lambda x: mg.logsumexp(x, ax2), [normal(n)]),
+        ("matmul 1-D @ 1-D", mg.matmul, [normal(4), normal(4)]),
+        ("matmul 2-D @ 2-D", mg.matmul, [normal((2, 3)), normal((3, 4))]),
+        ("matmul batched", mg.matmul, [normal((2, 1, 3, 4)), normal((3, 4, 2))]),
+        ("matmul 1-D @ batched", mg.matmul, [normal(3), normal((2, 3, 4))]),
+        ("reshape", lambda x: mg.reshape(x, (4, -1)), [normal(s3)]),
+        ("transpose (1, 2, 0)", lambda x: mg.transpose(x, (1, 2, 0)), [normal(s3)]),
+        ("swapaxes 0 2", lambda x: mg.swapaxes(x, 0, 2), [normal(s3)]),
+        ("expand_dims 1", lambda x: mg.expand_dims(x, 1), [normal(s3)]),
+        ("squeeze", lambda x: mg.squeeze(x, 1), [normal((3, 1, 2))]),
+        ("broadcast_to", lambda x: mg.broadcast_to(x, (2, 3, 4)), [normal((3, 1))]),
+        ("concatenate axis=1", lambda x, y: mg.concatenate([x, y], axis=1),
+         [normal((2, 3)), normal((2, 1))]),
+        ("stack axis=-1", lambda x, y: mg.stack([x, y], axis=-1), [normal((2, 3)), normal((2, 3))]),
+        ("split", lambda x: mg.split(x, [1, 3], axis=1)[1] * mg.split(x, [1, 3], axis=1)[2].sum(),
+         [normal((2, 5))]),
+        ("getitem slices", lambda x: x[1:, ::2], [normal((3, 4))]),
+        ("getitem repeated ints", lambda x: x[np.array([0, 2, 0, 0])], [normal((3, 2))]),
+        ("where", lambda x, y: mg.where(mask, x, y), [normal((3, 4)), normal(4)]),
+        ("masked_fill", lambda x: mg.masked_fill(x, ~mask, -1e9), [normal((3, 4))]),
+        ("softmax", F.softmax, [normal((3, 4))]),
+        ("softmax mask", lambda x: F.softmax(x, mask=mask), [normal((3, 4))]),
+        ("log_softmax", lambda x: F.log_softmax(x, axis=0), [normal((3, 4))]),
+        ("log_softmax mask", lambda x: F.log_softmax(x, mask=mask), [normal((3, 4))]),
+        ("cross_entropy", lambda x, t: F.cross_entropy(x, t, ignore_index=2), [normal((4, 5)), targets]),
+        ("linear", F.linear, [normal((2, 3, 4)), normal((5, 4)), normal(5)]),
+        ("embedding", lambda w: F.embedding(w, ids), [normal((5, 3))]),
+        ("dropout", lambda x: F.dropout(x, 0.5, np.random.default_rng(1)), [normal((3, 4))]),
+    ]
