@@ -1,6 +1,9 @@
 """``python -m models``: see ``models/cli.py`` (no arguments: the main demo)."""
 import sys
 
-from models.cli import main
+try:
+    from models.cli import main
+except KeyboardInterrupt:  # Ctrl-C while NumPy and the models load: no traceback
+    sys.exit(130)
 
 sys.exit(main())

@@ -11,7 +11,8 @@ Writes are atomic: the array files get new names, then ``checkpoint.json`` is re
 ``os.replace`` -- the commit point -- and only then are the previous array files removed. A
 crash at any moment leaves either the old or the new checkpoint, never a mixture. Loading
 checks everything and raises ``CheckpointError`` (a ``ValueError``) saying what is wrong:
-not an npz, missing, unexpected, mis-shaped or non-float arrays, a digest that does not match.
+not an npz, missing, unexpected, mis-shaped, non-float or non-finite arrays, a digest that
+does not match.
 """
 from __future__ import annotations
 
@@ -66,7 +67,10 @@ def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
     folder = os.fspath(folder)
     os.makedirs(folder, exist_ok=True)
     index_path = os.path.join(folder, INDEX)
-    old = _read_index(index_path) if os.path.exists(index_path) else {}
+    try:  # the files of the checkpoint being replaced, to remove after the commit
+        old = _read_index(index_path) if os.path.exists(index_path) else {}
+    except CheckpointError:  # an unreadable one (train --overwrite): replace it all the same
+        old = {}
     index = {"format": FORMAT, "model": model.config.to_dict(),
              "src_vocab": src_vocab.to_dict(), "tgt_vocab": tgt_vocab.to_dict()}
     files = {"weights": model.state_dict()}
@@ -96,15 +100,25 @@ def _index_path(path) -> str:
     return path
 
 
-def _read_index(path: str) -> dict:
+def _read_index(path: str, given=None) -> dict:
+    """The parsed index at ``path``; ``given`` is what the user named (for the messages)."""
+    given = path if given is None else os.fspath(given)
+    expected = (f"expected a checkpoint folder written by 'python -m models train' (holding "
+                f"{INDEX}), its {INDEX}, or its weights .npz file")
     if not os.path.exists(path):
-        raise CheckpointError(f"checkpoint: {path} not found (expected a folder written by "
-                              f"'python -m models train', holding {INDEX})")
+        where = (f"{path} not found" if given == path or not os.path.exists(given) else
+                 f"{given} holds no {INDEX}" if os.path.isdir(given) else
+                 f"{given} has no {INDEX} next to it")
+        raise CheckpointError(f"checkpoint: {where} ({expected})")
     try:
         with open(path, encoding="utf-8") as f:
             index = json.load(f)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"checkpoint: {path} is not valid JSON ({e})") from None
+        kind = "" if path.endswith(".json") else f"; {expected}"
+        raise CheckpointError(f"checkpoint: {path} is not valid JSON ({e}){kind}") from None
+    except OSError as e:
+        raise CheckpointError(f"checkpoint: cannot read {path} ({e.strerror or e}); "
+                              f"{expected}") from None
     if not isinstance(index, dict) or index.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint: {path} is not a {FORMAT} index "
                               f"(format field: {index.get('format') if isinstance(index, dict) else None!r})")
@@ -126,6 +140,9 @@ def _load_arrays(index: dict, folder: str, kind: str) -> dict:
     if index.get(kind + "_sha256") not in (None, _sha256(path)):
         raise CheckpointError(f"checkpoint: {path} does not match the digest in {INDEX} "
                               f"(the file was changed or replaced after saving)")
+    bad = sorted(k for k, a in arrays.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
+    if bad:  # NaN or inf weights would decode to garbage without a word
+        raise CheckpointError(f"checkpoint: non-finite values (NaN or inf) in {bad} of {path}")
     return arrays
 
 
@@ -133,7 +150,7 @@ def load_checkpoint(path) -> tuple:
     """``(model, src_vocab, tgt_vocab, index)`` from a checkpoint folder (or its index or
     weights file). Raises ``CheckpointError`` when anything does not fit."""
     index_path = _index_path(path)
-    index = _read_index(index_path)
+    index = _read_index(index_path, path)
     try:
         config = ModelConfig.from_dict(index["model"])
         src_vocab, tgt_vocab = Vocab.from_dict(index["src_vocab"]), Vocab.from_dict(index["tgt_vocab"])
@@ -157,7 +174,7 @@ def load_checkpoint(path) -> tuple:
 def load_optimizer_state(path) -> dict:
     """The optimizer arrays of a checkpoint (for ``--resume``)."""
     index_path = _index_path(path)
-    index = _read_index(index_path)
+    index = _read_index(index_path, path)
     if "optimizer" not in index:
         raise CheckpointError(f"checkpoint: {index_path} holds no optimizer state (it was not "
                               f"saved by training), so it cannot be resumed")

@@ -3,15 +3,14 @@
     python -m models                      train Bahdanau attention on dates, then translate
                                           unseen dates and draw their alignments
     python -m models train [options]      any task, decoder and score; --resume DIR continues
+                                          a run, --overwrite replaces the one in --out DIR
     python -m models translate CHECKPOINT TEXT... [--beam K]
     python -m models compare-length       attention vs none: exact match against source length
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import signal
 import sys
 import time
 import warnings
@@ -26,11 +25,15 @@ from models.decoders import SCORES
 from models.luong import LUONG_SCORES
 from models.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
                              by_length_text, curves_svg)
+from models.runs import (free_name, fresh_folder, holds_checkpoint, stop_on_ctrl_c,
+                         writable_folder)
 from models.seq2seq import DECODERS, DTYPES
 from models.train import Trainer, TrainConfig, fmt_time
 
 DEMO_FORMATS = (("weekday_month_d_yyyy", "title"), ("d/m/yy", "title"),
                 ("dth_of_month_yyyy", "upper"), ("mon_d_yyyy", "lower"))
+MAX_BEAM = 1000  # wider beams help nothing here and hold K copies of the decoder state
+RESUME_OPTIONS = {"resume", "out", "time_limit"}  # the train options --resume goes with
 
 
 def _model_options(p: argparse.ArgumentParser) -> None:
@@ -69,7 +72,8 @@ def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
     g.add_argument("--time-limit", type=float, default=None, help="stop after this many seconds")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; ``train_defaults`` overrides the train subcommand's defaults."""
     parser = argparse.ArgumentParser(prog="python -m models", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=1,
@@ -81,8 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
     train = sub.add_parser("train", help="train a model and checkpoint it")
     _model_options(train)
     _train_options(train)
-    train.add_argument("--out", default=None, help="checkpoint folder (default runs/<task>)")
-    train.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR exactly")
+    train.add_argument("--out", default=None, metavar="DIR", help="checkpoint folder (default: "
+                       "runs/<task>, or runs/<task>-2 ... when that one is in use); a folder "
+                       "that holds a checkpoint is refused unless --overwrite is given")
+    train.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR exactly, "
+                       "with the settings it was saved with")
+    train.add_argument("--overwrite", action="store_true",
+                       help="replace the checkpoint already in --out DIR")
+    if train_defaults:
+        train.set_defaults(**train_defaults)
     tr = sub.add_parser("translate", help="translate text with a trained checkpoint")
     tr.add_argument("checkpoint", help="checkpoint folder (or its checkpoint.json)")
     tr.add_argument("text", nargs="+")
@@ -100,28 +111,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-@contextlib.contextmanager
-def _stop_on_ctrl_c():
-    """Inside: the first Ctrl-C lets the current batch finish, then training checkpoints and
-    stops (the yielded list becomes non-empty); a second Ctrl-C aborts."""
-    flag = []
-
-    def handler(signum, frame):
-        if flag:
-            raise KeyboardInterrupt
-        flag.append(True)
-        print("\ninterrupted: checkpointing after this batch (Ctrl-C again to abort)", flush=True)
-    try:
-        previous = signal.signal(signal.SIGINT, handler)
-    except ValueError:  # not the main thread: no handler, Ctrl-C works as usual
-        yield flag
-        return
-    try:
-        yield flag
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def _model_config(a) -> dict:
     score = a.score or ("general" if a.decoder == "luong" else "additive")
     dot = score in ("dot", "scaled-dot")
@@ -131,26 +120,72 @@ def _model_config(a) -> dict:
                 reset_after=not a.reset_before, dtype=a.dtype)
 
 
+def _fresh(base: str) -> str:
+    """A new folder for a run: ``base``, or ``base-2`` … when ``base`` is in use (kept)."""
+    out = fresh_folder(base)
+    if out != os.path.normpath(base):
+        what = "an earlier run" if holds_checkpoint(base) else "other files"
+        print(f"{base} already holds {what} (kept); this run writes into {out}")
+    return writable_folder(out)
+
+
+def _train_folder(a) -> str:
+    """The folder for a new run: never one that holds a checkpoint, unless --overwrite."""
+    if a.out is None:
+        if a.overwrite:
+            raise ValueError("train: --overwrite replaces the checkpoint in --out DIR: name it")
+        return _fresh(os.path.join("runs", a.task))
+    if holds_checkpoint(a.out):
+        if not a.overwrite:
+            raise ValueError(f"train: {a.out} already holds a checkpoint. To continue that "
+                             f"run: --resume {a.out}; to replace it: --overwrite; or choose "
+                             f"another --out")
+        print(f"--overwrite: the checkpoint in {a.out} is replaced when this run saves its first")
+    return writable_folder(a.out)
+
+
 def _train(trainer: Trainer, out: str, time_limit=None) -> None:
-    with _stop_on_ctrl_c() as flag:
-        trainer.run(folder=out, time_limit=time_limit, should_stop=lambda: bool(flag))
+    try:
+        with stop_on_ctrl_c() as flag:
+            trainer.run(folder=out, time_limit=time_limit, should_stop=lambda: bool(flag))
+    except KeyboardInterrupt:
+        print(f"\naborted: {out} keeps the last checkpoint written (--resume {out} continues it)"
+              if holds_checkpoint(out) else "\naborted before the first checkpoint: nothing was "
+              "saved", file=sys.stderr)
+        raise
     if trainer.state.history or trainer.state.curve:
         curves_svg(trainer.state, os.path.join(out, "training.svg"))
     print(f"checkpoint: {out}  (loss curve: {os.path.join(out, 'training.svg')})")
 
 
 def cmd_train(a) -> None:
+    if a.time_limit is not None and not a.time_limit >= 0:
+        raise ValueError(f"train: --time-limit must be >= 0 seconds, got {a.time_limit}")
     if a.resume:
+        moved = a.out is not None and os.path.normpath(a.out) != os.path.normpath(a.resume)
+        if a.overwrite or moved:
+            drop = "--overwrite (which would replace it)" if a.overwrite else f"--out {a.out}"
+            raise ValueError(f"train: --resume {a.resume} continues the run in that folder: "
+                             f"drop {drop}")
+        ignored = ", ".join("--" + k.replace("_", "-") for k in sorted(a.given - RESUME_OPTIONS))
+        if ignored:
+            raise ValueError(f"train: --resume continues {a.resume} with the settings it was saved "
+                             f"with, so {ignored} would be ignored: drop it (or start a new run "
+                             f"with --out NEW_DIR)")
         trainer = Trainer.resume(a.resume)
-        out = a.resume
-        print(f"resuming {out} at epoch {trainer.state.epoch + 1}, step {trainer.state.step}")
+        out, st = a.resume, trainer.state
+        if st.done:
+            print(f"{out} holds a finished run (after epoch {st.epoch}, step {st.step}): "
+                  f"nothing to resume")
+            return
+        print(f"resuming {out} at epoch {st.epoch + 1}, step {st.step}")
     else:
         cfg = TrainConfig(task=a.task, n_train=a.n_train, n_val=a.n_val, min_len=a.min_len,
                           max_len=a.max_len, batch_size=a.batch_size, lr=a.lr, clip=a.clip,
                           epochs=a.epochs, target=a.target, teacher_forcing=a.teacher_forcing,
                           seed=a.seed)
         trainer = Trainer.create(cfg, _model_config(a))
-        out = a.out or os.path.join("runs", a.task)
+        out = _train_folder(a)
         n = sum(p.size for p in trainer.model.parameters())
         c = trainer.model.config
         print(f"{a.task}: {len(trainer.data.train)} training and {len(trainer.data.val)} held-out "
@@ -171,22 +206,26 @@ def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0
 
 
 def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
-    for i, (text, out) in enumerate(results):
+    """Print each translation (and its heatmap); SVG heatmaps go to new files in ``svg_dir``."""
+    k = 1
+    for text, out in results:
         print(f"{text!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")
         if heatmaps:
             print(alignment_text(out, text, src_vocab, tgt_vocab))
         if svg_dir and out.weights is not None:
             os.makedirs(svg_dir, exist_ok=True)
-            path = os.path.join(svg_dir, f"alignment-{i + 1}.svg")
+            while os.path.exists(os.path.join(svg_dir, f"alignment-{k}.svg")):
+                k += 1  # never overwrite an earlier picture: continue the numbering
+            path = os.path.join(svg_dir, f"alignment-{k}.svg")
             alignment_svg(out, text, src_vocab, tgt_vocab, path)
             print(f"heatmap written to {path}")
         print()
 
 
 def cmd_translate(a) -> None:
+    if not 0 <= a.beam <= MAX_BEAM:
+        raise ValueError(f"translate: --beam must be 1..{MAX_BEAM} (or 0 for greedy), got {a.beam}")
     model, src_vocab, tgt_vocab, _ = load_checkpoint(a.checkpoint)
-    if a.beam < 0:
-        raise ValueError(f"--beam must be >= 1 (or 0 for greedy), got {a.beam}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
@@ -201,11 +240,12 @@ def cmd_demo(a) -> None:
     cfg = TrainConfig(task="dates", n_train=20000, n_val=1000, batch_size=64, lr=3e-3,
                       epochs=10, target=0.99, min_epochs=2, seed=a.seed)
     trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
+    out = _fresh(a.out)
     print(f"Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
           f"dates:\n{len(trainer.data.train)} training pairs such as "
           f"{trainer.data.train[0][0]!r} -> {trainer.data.train[0][1]!r}; "
           f"stop at 99% exact match on {len(trainer.data.val)} held-out dates.")
-    _train(trainer, a.out)
+    _train(trainer, out)
     rng = np.random.default_rng(a.seed + 1000)
     seen = {s for s, _ in trainer.data.train}
     texts = []
@@ -214,38 +254,51 @@ def cmd_demo(a) -> None:
         while text in seen:
             text = format_date(random_date(rng), fmt, case)
         texts.append(text)
-    print(f"\nUnseen dates. Rows: output characters; columns: input characters (␄ = end of "
-          f"sequence);\na dark cell is where the decoder looked while writing that row's "
+    print(f"\nUnseen dates. Rows: output characters; columns: input characters (<eos> = end "
+          f"of sequence);\na dark cell is where the decoder looked while writing that row's "
           f"character.\n")
-    model = trainer.model
-    show(translate_texts(model, trainer.data.src_vocab, trainer.data.tgt_vocab, texts),
-         trainer.data.src_vocab, trainer.data.tgt_vocab, True, a.out)
+    show(translate_texts(trainer.model, trainer.data.src_vocab, trainer.data.tgt_vocab, texts),
+         trainer.data.src_vocab, trainer.data.tgt_vocab, True, out)
     print(f"total time {fmt_time(time.perf_counter() - started)}; try: python -m models translate "
-          f"{a.out} \"3rd of May 1999\" --beam 4")
+          f"{out} \"3rd of May 1999\" --beam 4")
 
 
 def cmd_compare(a) -> None:
     cfg = CompareConfig(**{k: getattr(a, k) for k in vars(CompareConfig())})
+    writable_folder(a.out)  # before training, not after
     results = compare_length(cfg)
     print("\nheld-out exact match by source length:\n" + by_length_table(results) + "\n")
     print(by_length_text(results))
-    os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, "exact_vs_length.svg")
+    path = free_name(a.out, "exact_vs_length", "svg")  # an earlier plot is kept
     by_length_svg(results, path)
     print(f"plot written to {path}")
 
 
+def given_train_options(argv) -> set:
+    """The train options named on the command line ``argv`` (whatever their values)."""
+    dests = set(vars(build_parser().parse_args(["train"]))) - {"command", "threads"}
+    unset = object()  # a default no command line can produce
+    a = vars(build_parser(train_defaults=dict.fromkeys(dests, unset)).parse_args(argv))
+    return {d for d in dests if a.get(d, unset) is not unset}
+
+
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     a = parser.parse_args(argv)
     if a.command is None:
-        a = parser.parse_args((sys.argv[1:] if argv is None else list(argv)) + ["demo"])
+        a = parser.parse_args(argv + ["demo"])
+    if a.command == "train":
+        a.given = given_train_options(argv)
     commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
                 "compare-length": cmd_compare}
     try:
         with blas.threads(a.threads):
             commands[a.command](a)
-    except (CheckpointError, ValueError, FileNotFoundError) as e:
+    except KeyboardInterrupt:
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return 130
+    except (CheckpointError, ValueError, FloatingPointError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

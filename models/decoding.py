@@ -105,8 +105,9 @@ def beam_search(model, src, src_mask=None, beam_size: int = 4, length_penalty: f
     V = model.decoder.out.weight.shape[0]
     if not isinstance(beam_size, (int, np.integer)) or beam_size < 1:
         raise ValueError(f"beam_search: beam_size must be a positive int, got {beam_size!r}")
-    if length_penalty < 0:
-        raise ValueError(f"beam_search: length_penalty must be >= 0, got {length_penalty}")
+    if not (np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
+        raise ValueError(f"beam_search: length_penalty must be a finite number >= 0, "
+                         f"got {length_penalty}")
     B, K = src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)
     with mg.no_grad():

@@ -16,7 +16,11 @@ from models.data import Vocab
 from models.decoding import Translation
 
 
-EOS_MARK = "␄"  # one character for <eos> (U+2404, "end of transmission"), so columns stay narrow
+# The label of the end-of-sequence token, on both axes, in the terminal and in SVG: the
+# vocabulary's own name for it. (A one-character mark such as "␄", U+2404, has no glyph in
+# DejaVu and most other fonts, so it showed as a box; the plots write long column labels
+# downwards in the terminal and turned upright in SVG.)
+EOS_MARK = "<eos>"
 
 
 def _labels(translation: Translation, text: str, src_vocab: Vocab, tgt_vocab: Vocab) -> tuple:
@@ -28,7 +32,7 @@ def _labels(translation: Translation, text: str, src_vocab: Vocab, tgt_vocab: Vo
 def alignment_text(translation: Translation, text: str, src_vocab: Vocab, tgt_vocab: Vocab,
                    max_width: int = 100, title: str | None = None) -> str:
     """Terminal heatmap of one translation's alignment (rows: output, columns: source);
-    ␄ marks <eos> and ? an unknown character."""
+    the end-of-sequence token is labelled <eos>, an unknown character ?."""
     if translation.weights is None:
         return "(this model has no attention: there is no alignment to draw)"
     rows, cols = _labels(translation, text, src_vocab, tgt_vocab)

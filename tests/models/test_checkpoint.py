@@ -76,6 +76,8 @@ def test_saving_again_replaces_the_files_atomically(saved):
     (lambda a: a.__setitem__("decoder.extra", np.zeros(3)), "unexpected: decoder.extra"),
     (lambda a: a.__setitem__("decoder.out.bias", np.zeros(99)), r"decoder.out.bias: checkpoint \(99,\)"),
     (lambda a: a.__setitem__("decoder.out.bias", np.zeros(8, dtype=np.int64)), "non-float"),
+    (lambda a: a.__setitem__("decoder.out.bias", np.full(8, np.nan)),  # would decode garbage
+     r"non-finite values \(NaN or inf\) in \['decoder.out.bias'\]"),
 ])
 def test_bad_arrays_are_named(saved, change, message):
     folder, _ = saved
@@ -133,6 +135,32 @@ def test_bad_index_files(tmp_path, saved):
     (folder / "checkpoint.json").write_text(json.dumps({"format": "something else"}))
     with pytest.raises(CheckpointError, match="format"):
         load_checkpoint(folder)
+
+
+def test_paths_that_are_not_checkpoints(saved):
+    """A pickle, a lone .npz, an empty folder, a folder named checkpoint.json: each error says
+    what was found and what a checkpoint is."""
+    folder, _ = saved
+    tmp_path = folder / "elsewhere"
+    tmp_path.mkdir()
+    (tmp_path / "model.pkl").write_bytes(b"\x80\x04\x95 a pickle")
+    (tmp_path / "lone.npz").write_bytes((folder / index(folder)["weights"]).read_bytes())
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "odd" / "checkpoint.json").mkdir(parents=True)
+    for path, message in [("model.pkl", "model.pkl is not valid JSON"),
+                          ("lone.npz", "lone.npz has no checkpoint.json next to it"),
+                          ("empty", "empty holds no checkpoint.json"),
+                          ("odd", "cannot read .*checkpoint.json")]:
+        with pytest.raises(CheckpointError, match=message) as e:
+            load_checkpoint(tmp_path / path)
+        assert "expected a checkpoint folder" in str(e.value)
+
+
+def test_saving_over_an_unreadable_index_replaces_it(saved):
+    folder, model = saved
+    (folder / "checkpoint.json").write_text("{broken")
+    save_checkpoint(folder, model, SRC, TGT, step=3)
+    assert load_checkpoint(folder)[0].config == model.config
 
 
 def test_bad_model_entries(saved):

@@ -100,5 +100,6 @@ def test_decoding_argument_errors():
         model.beam(src, mask, beam_size=0)
     with pytest.raises(ValueError, match="max_len"):
         model.greedy(src, mask, max_len=0)
-    with pytest.raises(ValueError, match="length_penalty"):
-        model.beam(src, mask, length_penalty=-1)
+    for bad in (-1, float("nan"), float("inf")):  # NaN ranked the hypotheses at random
+        with pytest.raises(ValueError, match="length_penalty must be a finite number"):
+            model.beam(src, mask, length_penalty=bad)

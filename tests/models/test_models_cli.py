@@ -1,6 +1,7 @@
 """The command line: train, translate (bad input included), compare-length, and the main demo."""
 import json
 import os
+import shutil
 
 import pytest
 
@@ -55,6 +56,8 @@ def test_translate_bad_input(checkpoint, capsys, tmp_path):
     assert "empty" in capsys.readouterr().err
     assert main(["translate", str(tmp_path / "missing"), "abc"]) == 2
     assert "not found" in capsys.readouterr().err
+    assert main(["translate", str(checkpoint), "abc", "--beam", "100000"]) == 2
+    assert "--beam must be 1..1000" in capsys.readouterr().err
     (tmp_path / "checkpoint.json").write_text("[]")
     assert main(["translate", str(tmp_path), "abc"]) == 2
     assert "error: checkpoint" in capsys.readouterr().err
@@ -73,21 +76,31 @@ def test_resume_flag(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_compare_length_prints_a_table_and_writes_a_plot(tmp_path, capsys):
+    (tmp_path / "exact_vs_length.svg").write_text("an earlier plot")  # is kept
     assert main(["compare-length", "--max-len", "8", "--n-train", "300", "--n-val", "60",
                  "--epochs", "1", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "no attention" in out and "exact match vs source length" in out
-    assert (tmp_path / "exact_vs_length.svg").exists()
+    assert (tmp_path / "exact_vs_length.svg").read_text() == "an earlier plot"
+    assert (tmp_path / "exact_vs_length-2.svg").read_text().startswith("<svg")
 
 
 @pytest.mark.slow
-def test_main_demo(tmp_path, capsys):
+def test_main_demo(tmp_path, capsys, checkpoint):
     """No arguments runs this: train on dates to >= 99% held-out exact match, then translate
-    unseen dates with heatmaps (terminal and SVG)."""
-    assert main(["demo", "--out", str(tmp_path)]) == 0
+    unseen dates with heatmaps (terminal and SVG). Run again, it keeps the earlier run's
+    folder as it was and writes into DIR-2."""
+    earlier, out_dir = tmp_path / "dates", tmp_path / "dates-2"
+    shutil.copytree(checkpoint, earlier)  # an earlier run, with its checkpoint and pictures
+    (earlier / "alignment-1.svg").write_text("an earlier heatmap")
+    before = {f: (earlier / f).read_bytes() for f in os.listdir(earlier)}
+    assert main(["demo", "--out", str(earlier)]) == 0
     out = capsys.readouterr().out
-    with open(tmp_path / "checkpoint.json") as f:
+    assert f"{earlier} already holds an earlier run (kept); this run writes into {out_dir}" in out
+    assert {f: (earlier / f).read_bytes() for f in os.listdir(earlier)} == before
+    with open(out_dir / "checkpoint.json") as f:
         history = json.load(f)["state"]["history"]
     assert history[-1]["val_exact"] >= 0.99
-    assert out.count("scale 0-1") == 4
-    assert len([f for f in os.listdir(tmp_path) if f.startswith("alignment-")]) == 4
+    assert out.count("scale 0-1") == 4 and "<eos>" in out
+    assert len([f for f in os.listdir(out_dir) if f.startswith("alignment-")]) == 4
+    assert f"python -m models translate {out_dir} " in out

@@ -20,9 +20,11 @@ def test_alignment_text_labels_both_axes_and_fits_100_columns():
     text = alignment_text(translation(), "cb?", SRC, TGT)
     lines = text.splitlines()
     assert all(len(line) <= 100 for line in lines)
-    assert lines[0].split() == ["c", "b", "?", "␄"]  # "?" is unknown to the vocabulary: shown as ?
-    assert [line.split("│")[0].strip() for line in lines[2:6]] == ["z", "y", "x", "␄"]
-    assert "█" in lines[2] and "scale 0-1" in text
+    # "?" is unknown to the vocabulary; <eos> is longer than a cell, so it reads downwards
+    assert lines[0].split() == ["c", "b", "?", "<"]
+    assert [line.strip() for line in lines[1:5]] == list("eos>")
+    assert [line.split("│")[0].strip() for line in lines[6:10]] == ["z", "y", "x", "<eos>"]
+    assert "█" in lines[6] and "scale 0-1" in text
 
 
 def test_alignment_without_attention():
@@ -36,6 +38,17 @@ def test_alignment_svg_is_a_standalone_file(tmp_path):
     svg = alignment_svg(translation(), "cba", SRC, TGT, path)
     assert path.read_text() == svg and svg.startswith("<svg") and "cba → zyx" in svg
     assert svg.count('class="cell"') == 16
+
+
+def test_end_of_sequence_label_has_a_glyph_in_common_fonts(tmp_path):
+    """"␄" (U+2404) has no glyph in DejaVu and most fonts: it drew as a box. Both axes of
+    both pictures now say <eos>, written with characters every font has."""
+    svg = alignment_svg(translation(), "cba", SRC, TGT, tmp_path / "a.svg")
+    labels = [line for line in svg.splitlines() if "&lt;eos&gt;</text>" in line]
+    assert len(labels) == 2  # the row and the column label
+    text = alignment_text(translation(), "cba", SRC, TGT)
+    assert "␄" not in svg and "␄" not in text
+    assert all(ord(c) < 0x2400 or c in "│┌┐└┘─░▒▓█␣→" for c in svg + text)
 
 
 def test_by_length_outputs(tmp_path):
