@@ -74,6 +74,34 @@ def _additive(q: Tensor, k: Tensor, v: Tensor, activation) -> Tensor:
     return hidden @ v                                         # (B, [T,] S)
 
 
+def additive_tanh(q, k, v) -> Tensor:
+    """``_additive(q, k, v, "tanh")`` as one op, with its backward written out.
+
+    Forward  u_j = tanh(q + k_j),  e_j = vᵀ u_j.  Backward, with δ_j = g_j v ⊙ (1 − u_j²):
+
+        ∂L/∂q = Σ_j δ_j,    ∂L/∂k_j = δ_j  (summed over T),    ∂L/∂v = Σ_j g_j u_j
+
+    Why: it is the decoder's widest work, (B, [T,] S, A) at every step. The composed graph
+    makes six arrays of that size per step and keeps two for backward; this op makes two and
+    keeps one (benchmarks/README.md). The tests hold it to ``_additive``.
+    """
+    q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
+    three = q.ndim == 3
+    u = (q.data[:, :, None, :] + k.data[:, None]) if three else (q.data[:, None, :] + k.data)
+    np.tanh(u, out=u)                                         # (B, [T,] S, A)
+    A = u.shape[-1]
+    e = u @ v.data                                            # (B, [T,] S)
+
+    def vjp(g):
+        d = u * u                                             # δ = g v ⊙ (1 − u²), in place
+        np.subtract(1, d, out=d)
+        d *= g[..., None]
+        d *= v.data                                           # (B, [T,] S, A)
+        gv = g.reshape(-1) @ u.reshape(-1, A) if v.requires_grad else None  # (A,)
+        return d.sum(axis=-2), (d.sum(axis=1) if three else d), gv
+    return Tensor._from_op(e, (q, k, v), vjp, "additive_tanh")
+
+
 class AdditiveScore(Score):
     """Bahdanau's additive score, with source 004's explicit bias:
 
@@ -87,12 +115,12 @@ class AdditiveScore(Score):
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int, bias: bool = True,
                  activation: str | None = "tanh", rng: np.random.Generator | None = None,
-                 dtype=np.float64):
+                 dtype=np.float64, fused: bool = True):
         if activation not in ("tanh", None):
             raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, "
                              f"got {activation!r}")
         rng = np.random.default_rng() if rng is None else rng
-        self.activation = activation
+        self.activation, self.fused = activation, fused  # fused: additive_tanh for tanh
         self.W_q = _uniform(rng, query_dim, (attn_dim, query_dim), dtype)
         self.W_k = _uniform(rng, key_dim, (attn_dim, key_dim), dtype)
         self.b = _uniform(rng, key_dim, (attn_dim,), dtype) if bias else None  # as W_k's bias
@@ -110,6 +138,8 @@ class AdditiveScore(Score):
         k = (self.project_keys(keys) if projected is None
              else self._projected(projected, keys, self.W_q.shape[0]))  # (B, S, A)
         q = F.linear(query, self.W_q)                                  # (B, [T,] A)
+        if self.fused and self.activation == "tanh":
+            return additive_tanh(q, k, self.v)                         # (B, [T,] S)
         return _additive(q, k, self.v, self.activation)               # (B, [T,] S)
 
 
@@ -121,9 +151,9 @@ class ConcatScore(Score):
     """
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
-                 rng: np.random.Generator | None = None, dtype=np.float64):
+                 rng: np.random.Generator | None = None, dtype=np.float64, fused: bool = True):
         rng = np.random.default_rng() if rng is None else rng
-        self.query_dim = query_dim
+        self.query_dim, self.fused = query_dim, fused  # fused: additive_tanh, else composed
         self.W = _uniform(rng, query_dim + key_dim, (attn_dim, query_dim + key_dim), dtype)
         self.v = _uniform(rng, attn_dim, (attn_dim,), dtype)
 
@@ -139,6 +169,8 @@ class ConcatScore(Score):
         k = (self.project_keys(keys) if projected is None
              else self._projected(projected, keys, self.W.shape[0]))   # (B, S, A)
         q = F.linear(query, self.W[:, :self.query_dim])                # (B, [T,] A)
+        if self.fused:
+            return additive_tanh(q, k, self.v)                         # (B, [T,] S)
         return _additive(q, k, self.v, "tanh")                         # (B, [T,] S)
 
 

@@ -10,7 +10,9 @@ targets, Adam (lr 1e-3). One training step = forward + backward + update.
 For any harness (pytest-benchmark, asv, a script):
 
     step = build("float32")      # step() runs one training step, returns the loss (float)
+    forward = build_forward()    # forward() the loss with the graph recorded, no backward
     decode = build_decode()      # decode() greedily decodes the reference batch (20 steps max)
+    beam = build_beam()          # beam() beam search, k = 4, of the reference batch
 
 ``python -m benchmarks.reference`` times both, float32 and float64, on one BLAS thread and on
 the default number; when ``torch`` is importable it builds the same model in PyTorch eager
@@ -39,6 +41,7 @@ from models.seq2seq import ModelConfig, Seq2Seq
 
 VOCAB, EMBED, HIDDEN, DEC_HIDDEN, ATTN = 32, 32, 64, 64, 64
 BATCH, SRC_LEN, TGT_LEN, PADDED, LR = 64, 20, 20, 3, 1e-3
+BEAM = 4
 
 
 def reference_batch(seed: int = 0) -> tuple:
@@ -73,6 +76,31 @@ def build(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):
     return step
 
 
+def build_forward(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):
+    """A zero-argument ``forward()``: the loss of the reference batch, its graph recorded (the
+    first half of a training step, without backward); returns the loss."""
+    model = reference_model(dtype, seed) if model is None else model
+    src, src_mask, tgt, tgt_mask = reference_batch(seed)
+
+    def forward() -> float:
+        return model.loss(src, src_mask, tgt, tgt_mask).item()
+    forward.model = model
+    return forward
+
+
+def build_beam(dtype: str = "float32", seed: int = 0, beam_size: int = BEAM,
+               model: Seq2Seq | None = None):
+    """A zero-argument ``beam()``: beam search (``beam_size`` hypotheses, length penalty
+    0.6) of the reference batch, ≤ TGT_LEN steps."""
+    model = reference_model(dtype, seed) if model is None else model
+    src, src_mask, _, _ = reference_batch(seed)
+
+    def beam() -> list:
+        return model.beam(src, src_mask, beam_size=beam_size, length_penalty=0.6, max_len=TGT_LEN)
+    beam.model = model
+    return beam
+
+
 def build_decode(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):
     """A zero-argument ``decode()``: greedy decoding of the reference batch (≤ TGT_LEN steps)."""
     model = reference_model(dtype, seed) if model is None else model
@@ -88,6 +116,13 @@ def build_decode(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = 
 
 def build_torch(dtype: str = "float32", seed: int = 0) -> tuple:
     """``(step, decode)`` of the same model in PyTorch eager, with minigrad's initial weights."""
+    fns = build_torch_all(dtype, seed)
+    return fns["step"], fns["decode"]
+
+
+def build_torch_all(dtype: str = "float32", seed: int = 0) -> dict:
+    """``step``, ``forward``, ``decode`` and ``beam`` of the same model in PyTorch eager, with
+    minigrad's initial weights (one model, so build a fresh set for each timed function)."""
     import torch
     from benchmarks.torch_reference import TorchBahdanau
     tdtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
@@ -105,26 +140,40 @@ def build_torch(dtype: str = "float32", seed: int = 0) -> tuple:
         opt.step()
         return loss.item()
 
+    def forward() -> float:
+        return loss_fn(model(src, lengths, tgt).reshape(-1, VOCAB), tgt.reshape(-1)).item()
+
     def decode():
         return model.greedy(src, lengths, TGT_LEN)
-    return step, decode
+
+    def beam():
+        return model.beam(src, lengths, BEAM, 0.6, TGT_LEN)
+    return {"step": step, "forward": forward, "decode": decode, "beam": beam}
+
+
+def _padded(rows) -> np.ndarray:
+    """Token lists or a (B, L) array as a (B, TGT_LEN) array, PAD after the end."""
+    return np.array([list(r) + [PAD] * (TGT_LEN - len(r)) for r in rows])
 
 
 def check_same(dtype: str, seed: int = 0) -> str:
-    """Same weights in both: the first 3 losses and the greedy tokens must agree."""
+    """Same weights in both: the first 3 losses, and the greedy and beam tokens, must agree."""
     tol = 1e-4 if dtype == "float32" else 1e-10
-    mg_step, (t_step, _) = build(dtype, seed), build_torch(dtype, seed)
+    mg_step, t_step = build(dtype, seed), build_torch_all(dtype, seed)["step"]
     for k in range(3):
         a, b = mg_step(), t_step()
         if abs(a - b) > tol * max(1.0, abs(b)):
             raise AssertionError(f"{dtype}: loss of step {k + 1} differs: minigrad {a!r}, torch {b!r}")
-    ours = np.array([o.tokens + [PAD] * (TGT_LEN - len(o.tokens)) for o in build_decode(dtype, seed)()])
-    theirs = build_torch(dtype, seed)[1]().numpy()
-    theirs = np.pad(theirs, ((0, 0), (0, TGT_LEN - theirs.shape[1])), constant_values=PAD)
-    agree = float(np.mean(ours == theirs))
-    if agree < (0.99 if dtype == "float32" else 1.0):
-        raise AssertionError(f"{dtype}: greedy tokens agree on only {agree:.1%}")
-    return f"{dtype}: losses of 3 steps agree (last {a:.6f} vs {b:.6f}), greedy tokens {agree:.0%} equal"
+    torch_fns = build_torch_all(dtype, seed)
+    agree = {}
+    for what, ours in (("greedy", build_decode(dtype, seed)), ("beam", build_beam(dtype, seed))):
+        mine = _padded([o.tokens for o in ours()])
+        theirs = _padded(torch_fns["decode" if what == "greedy" else "beam"]().tolist())
+        agree[what] = float(np.mean(mine == theirs))
+        if agree[what] < (0.99 if dtype == "float32" else 1.0):
+            raise AssertionError(f"{dtype}: {what} tokens agree on only {agree[what]:.1%}")
+    return (f"{dtype}: losses of 3 steps agree (last {a:.6f} vs {b:.6f}); tokens equal: "
+            f"greedy {agree['greedy']:.0%}, beam (k={BEAM}) {agree['beam']:.0%}")
 
 
 # ---- timing -------------------------------------------------------------------------------

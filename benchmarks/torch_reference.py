@@ -105,3 +105,42 @@ class TorchBahdanau(nn.Module):
             if bool(done.all()):
                 break
         return torch.stack(tokens, 1)
+
+    @torch.no_grad()
+    def beam(self, src, lengths, beam_size, length_penalty, max_len):
+        """Best hypothesis per example (B, L), as ``models.decoding.beam_search``: K live
+        hypotheses per example; a finished one is carried on by PAD at no cost; at the end
+        ranked by log p / ((5 + L) / 6)^α, finished before unfinished."""
+        B, K = src.shape[0], beam_size
+        V = self.out.out_features
+        h, mask = self.encode(src, lengths)
+        rows = torch.arange(B).repeat_interleave(K)
+        h, mask = h[rows], mask[rows]                                  # (B·K, S, ·)
+        s, projected = self.start(h, mask)
+        first = torch.arange(B)[:, None]                               # (B, 1)
+        scores = torch.full((B, K), float("-inf"), dtype=torch.float64)
+        scores[:, 0] = 0.0
+        finished = torch.zeros((B, K), dtype=torch.bool)
+        tokens = torch.zeros((B, K, 0), dtype=torch.long)
+        y = torch.full((B * K,), BOS, dtype=torch.long)
+        pad_only = torch.full((V,), float("-inf"), dtype=torch.float64)
+        pad_only[PAD] = 0.0
+        for _ in range(max_len):
+            s, c, _ = self.step(y, s, h, mask, projected)
+            logp = torch.log_softmax(self.out(torch.cat([s, c], dim=-1)), dim=-1).double()
+            logp[:, [PAD, BOS]] = float("-inf")
+            logp = torch.where(finished[:, :, None], pad_only, logp.view(B, K, V))
+            cand = (scores[:, :, None] + logp).reshape(B, K * V)        # (B, K·V)
+            top = torch.sort(-cand, dim=1, stable=True).indices[:, :K]  # (B, K)
+            beam, tok = top // V, top % V
+            scores = cand.gather(1, top)
+            s = s[(first * K + beam).reshape(-1)]
+            tokens = torch.cat([tokens[first, beam], tok[:, :, None]], dim=2)
+            finished = finished[first, beam] | (tok == EOS)
+            y = tok.reshape(-1)
+            if bool(finished.all()):
+                break
+        length = torch.where(finished, (tokens != PAD).sum(2), tokens.shape[2]).double()
+        ranked = scores / ((5.0 + length) / 6.0) ** length_penalty
+        ranked = ranked + torch.where(finished, 0.0, -1e9)
+        return tokens[torch.arange(B), ranked.argmax(dim=1)]            # (B, L)

@@ -3,7 +3,9 @@ import sys
 
 try:
     from models.cli import main
+    from models.malloc import keep_freed_memory
 except KeyboardInterrupt:  # Ctrl-C while NumPy and the models load: no traceback
     sys.exit(130)
 
+keep_freed_memory()  # this process is ours: let glibc keep freed memory for the next step
 sys.exit(main())

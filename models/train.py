@@ -12,9 +12,7 @@ length, cuts them into batches and shuffles the batch order, so little time goes
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
 import time
 from dataclasses import dataclass, field
 
@@ -90,24 +88,6 @@ def seeds(seed: int) -> tuple:
     return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
 
 
-@contextlib.contextmanager
-def gc_paused():
-    """Pause Python's cyclic garbage collector for one training step.
-
-    A step builds thousands of graph nodes, container objects that keep triggering collections
-    which find nothing to collect: ``backward()`` frees the graph and reference counting reclaims
-    it. Paused, a step of the dates task is about 15% faster (benchmarks/README.md). Any cycle
-    made meanwhile is collected after the step, when the collector runs again.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def fmt_time(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
     return f"{seconds // 60}:{seconds % 60:02d}"
@@ -180,13 +160,12 @@ class Trainer:
         """Forward, backward, clip, Adam on the examples ``idx``; returns the batch's counts."""
         src, src_mask = pad_batch([self.src[i] for i in idx])
         tgt, tgt_mask = pad_batch([self.tgt[i] for i in idx])
-        with gc_paused():
-            logits, _ = self.model(src, src_mask, tgt, self.config.teacher_forcing, self.rng)
-            loss = masked_cross_entropy(logits, tgt, tgt_mask)
-            self.optimizer.zero_grad()
-            loss.backward()
-            optim.clip_grad_norm(self.optimizer.params, self.config.clip)
-            self.optimizer.step()
+        logits, _ = self.model(src, src_mask, tgt, self.config.teacher_forcing, self.rng)
+        loss = masked_cross_entropy(logits, tgt, tgt_mask)
+        self.optimizer.zero_grad()
+        loss.backward()
+        optim.clip_grad_norm(self.optimizer.params, self.config.clip)
+        self.optimizer.step()
         right = (logits.data.argmax(axis=-1) == tgt) | ~tgt_mask          # (B, T)
         n_tok = int(tgt_mask.sum())
         return {"loss": loss.item() * n_tok, "tokens": n_tok, "correct": int((right & tgt_mask).sum()),
