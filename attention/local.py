@@ -33,7 +33,7 @@ from attention.masking import as_mask, masked_softmax, shape_str
 from attention.soft import read, weighted_sum
 from minigrad import functional as F
 from minigrad.nn import Module, Parameter
-from minigrad.ops import as_tensor
+from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from attention.masking import as_mask, causal_mask, shape_str
 from attention.soft import read
 from minigrad.nn import Linear, Module
-from minigrad.ops import as_tensor
+from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 

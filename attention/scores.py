@@ -16,7 +16,7 @@ import numpy as np
 from attention.masking import shape_str
 from minigrad import functional as F
 from minigrad.nn import Module, Parameter
-from minigrad.ops import as_tensor
+from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 

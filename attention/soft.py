@@ -21,7 +21,7 @@ import numpy as np
 
 from attention.masking import as_mask, masked_softmax, scores_letters, shape_str, softmax_array
 from minigrad.nn import Module
-from minigrad.ops import as_tensor
+from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 

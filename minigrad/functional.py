@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.ops import as_tensor, check_not_empty, normalize_axis
+from minigrad.coerce import as_tensor, check_not_empty, normalize_axis
 from minigrad.shape_ops import boolean_mask
 from minigrad.tensor import Tensor
 

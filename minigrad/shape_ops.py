@@ -10,7 +10,7 @@ import itertools
 
 import numpy as np
 
-from minigrad.ops import _pair, as_tensor, as_tensors, normalize_axes, normalize_axis
+from minigrad.coerce import _pair, as_tensor, as_tensors, normalize_axes, normalize_axis
 from minigrad.tensor import Tensor
 
 

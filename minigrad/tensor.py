@@ -4,7 +4,7 @@ A tensor made by an op remembers its parents and the op's VJP; a tensor made by 
 a *leaf*. ``backward()`` (in ``engine.py``) visits the graph from the output back to the
 leaves and accumulates ``d output / d leaf`` into each leaf's ``.grad``.
 
-**Dtype policy** (applied in one place, ``ops.as_tensor``), so float32 stays float32 end to end:
+**Dtype policy** (applied in one place, ``coerce.as_tensor``), so float32 stays float32 end to end:
 
 * a non-Tensor operand (a Python or NumPy scalar, a plain array, an int or bool array) adopts
   the float tensor's dtype: ``x32 * 2.0``, ``x32 + np.ones(3)`` are float32;
