@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.ops import as_tensor
+from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 
