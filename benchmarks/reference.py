@@ -68,7 +68,7 @@ def build(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):
 
     def step() -> float:
         opt.zero_grad()
-        loss = model.loss(src, src_mask, tgt, tgt_mask)
+        loss = model.loss(src, tgt, src_mask, tgt_mask)
         loss.backward()
         opt.step()
         return loss.item()
@@ -83,7 +83,7 @@ def build_forward(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None =
     src, src_mask, tgt, tgt_mask = reference_batch(seed)
 
     def forward() -> float:
-        return model.loss(src, src_mask, tgt, tgt_mask).item()
+        return model.loss(src, tgt, src_mask, tgt_mask).item()
     forward.model = model
     return forward
 
@@ -96,7 +96,7 @@ def build_beam(dtype: str = "float32", seed: int = 0, beam_size: int = BEAM,
     src, src_mask, _, _ = reference_batch(seed)
 
     def beam() -> list:
-        return model.beam(src, src_mask, beam_size=beam_size, length_penalty=0.6, max_len=TGT_LEN)
+        return model.beam(src, beam_size, 0.6, TGT_LEN, src_mask)
     beam.model = model
     return beam
 
@@ -107,7 +107,7 @@ def build_decode(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = 
     src, src_mask, _, _ = reference_batch(seed)
 
     def decode() -> list:
-        return model.greedy(src, src_mask, max_len=TGT_LEN)
+        return model.greedy(src, TGT_LEN, src_mask)
     decode.model = model
     return decode
 

@@ -200,8 +200,8 @@ def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0
         if not t.strip():
             raise ValueError("translate: empty text; give at least one character to translate")
     src, mask = pad_batch([src_vocab.encode(t) for t in texts])
-    outs = (model.beam(src, mask, beam, length_penalty, max_len) if beam
-            else model.greedy(src, mask, max_len))
+    outs = (model.beam(src, beam, length_penalty, max_len, mask) if beam
+            else model.greedy(src, max_len, mask))
     return list(zip(texts, outs))
 
 

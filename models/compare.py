@@ -41,7 +41,7 @@ def exact_by_length(model: Seq2Seq, data, pairs, max_len: int, batch_size: int =
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
         src, mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])
-        for (s, want), out in zip(chunk, model.greedy(src, mask, max_len)):
+        for (s, want), out in zip(chunk, model.greedy(src, max_len, mask)):
             right[len(s)] += data.tgt_vocab.decode(out.tokens) == want
             count[len(s)] += 1
     return {k: right[k] / count[k] for k in sorted(count)}

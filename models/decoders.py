@@ -86,7 +86,8 @@ class Decoder(Module):
 
     def _embedded_input(self, ctx: Context, y_prev) -> mg.Tensor:
         """W_ih^emb E[y_{t−1}] + b_ih (B, G): columns y_prev of the table."""
-        return F.linear(one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype), ctx.table)
+        onehot = one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype, "targets")  # (B, V)
+        return F.linear(onehot, ctx.table)
 
     def logits(self, features) -> mg.Tensor:
         """W_o [features] + b_o: (B, V) from one step, (B, T, V) from stacked steps."""

@@ -61,7 +61,7 @@ def _log_probs(model, features) -> np.ndarray:
     return logp
 
 
-def greedy(model, src, src_mask=None, max_len: int = 32) -> list:
+def greedy(model, src, max_len: int = 32, src_mask=None) -> list:
     """y_t = argmax_y p(y | y_<t, x) until EOS; a ``Translation`` per example."""
     _check_max_len(max_len)
     src, src_mask = check_source(src, src_mask)
@@ -97,8 +97,8 @@ def length_penalty_gnmt(length, alpha: float):
     return ((5.0 + np.asarray(length, dtype=np.float64)) / 6.0) ** alpha
 
 
-def beam_search(model, src, src_mask=None, beam_size: int = 4, length_penalty: float = 0.6,
-                max_len: int = 32) -> list:
+def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
+                src_mask=None) -> list:
     """Batched beam search; a ``Translation`` (the best hypothesis) per example."""
     _check_max_len(max_len)
     src, src_mask = check_source(src, src_mask)

@@ -23,6 +23,7 @@ import minigrad as mg
 from minigrad import functional as F
 from minigrad.nn import Embedding, Module
 
+from models.data import PAD
 from models.recurrent import GRUCell
 
 
@@ -40,7 +41,7 @@ def check_source(src, mask=None) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"source: expected integer ids of shape (B, S), got {src.dtype} {src.shape}")
     if src.shape[1] == 0 or src.shape[0] == 0:
         raise ValueError(f"source: empty batch of shape {src.shape}")
-    mask = src != 0 if mask is None else np.asarray(mask, dtype=bool)
+    mask = src != PAD if mask is None else np.asarray(mask, dtype=bool)
     if mask.shape != src.shape:
         raise ValueError(f"source: mask of shape {mask.shape} vs ids of shape {src.shape}")
     if not mask[:, 0].all():
@@ -52,12 +53,13 @@ def check_source(src, mask=None) -> tuple[np.ndarray, np.ndarray]:
     return src, mask
 
 
-def one_hot(ids, n: int, dtype) -> np.ndarray:
-    """(..., n) rows of the identity: one_hot(ids) @ E = E[ids]."""
+def one_hot(ids, n: int, dtype, role: str) -> np.ndarray:
+    """(..., n) rows of the identity: one_hot(ids) @ E = E[ids]. ``role`` ("source" or
+    "targets") names the ids in the error for an id outside the vocabulary."""
     ids = np.asarray(ids)
     if ids.size and (ids.min() < 0 or ids.max() >= n):
         bad = ids[(ids < 0) | (ids >= n)][0]
-        raise ValueError(f"token id {bad} is out of range for a vocabulary of {n}")
+        raise ValueError(f"{role}: token id {bad} is out of range for a vocabulary of {n}")
     return np.eye(n, dtype=dtype)[ids]
 
 
@@ -103,7 +105,7 @@ class BiGRUEncoder(Module):
         src, mask = check_source(src, mask)
         S = src.shape[1]
         V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype
-        onehot = one_hot(src.T, V, dtype)  # (S, B, V), time first so that onehot[t] is contiguous
+        onehot = one_hot(src.T, V, dtype, "source")  # (S, B, V), time first: onehot[t] is contiguous
         fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S))
         bwd, h_first = self._run(self.backward_cell, onehot, mask, range(S - 1, -1, -1))
         annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)], axis=2)

@@ -4,6 +4,7 @@ Shape letters: B batch, S source length, T target length, V target vocabulary.
 
 Sources and targets are token ids as ``models.data`` makes them: ``x_1 .. x_{S−1}, EOS`` and
 ``y_1 .. y_{T−1}, EOS``, right-padded with PAD and described by boolean masks (True = real).
+A mask left out (``src_mask=None``, ``tgt_mask=None``) is derived from the ids as ``ids != PAD``.
 The model prepends BOS to form the decoder input ``BOS, y_1 .. y_{T−1}``.
 
 The loss is the mean cross-entropy over real target tokens (padding is not counted):
@@ -103,31 +104,35 @@ class Seq2Seq(Module):
             self.decoder = PlainDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.reset_after,
                                         rng=rng, dtype=dtype)
 
-    def forward(self, src, src_mask, tgt, teacher_forcing: float = 1.0,
+    def forward(self, src, tgt, src_mask=None, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:
         """Logits (B, T, V) for targets ``tgt (B, T)`` and the alignment (B, T, S) or None."""
         src, src_mask = check_source(src, src_mask)
         tgt = np.asarray(tgt)
-        if tgt.ndim != 2 or tgt.shape[0] != src.shape[0] or tgt.shape[1] == 0:
+        if tgt.ndim != 2 or tgt.dtype.kind not in "iu":
+            raise ValueError(f"targets: expected integer ids of shape (B, T), got {tgt.dtype} {tgt.shape}")
+        if tgt.shape[0] != src.shape[0] or tgt.shape[1] == 0:
             raise ValueError(f"Seq2Seq: targets of shape {tgt.shape} do not fit sources {src.shape}")
+        if not 0 <= teacher_forcing <= 1:  # written so that NaN fails too
+            raise ValueError(f"Seq2Seq: teacher_forcing must be in [0, 1], got {teacher_forcing}")
         encoded = self.encoder(src, src_mask)
         return self.decoder(encoded, decoder_inputs(tgt), teacher_forcing, rng)
 
-    def loss(self, src, src_mask, tgt, tgt_mask=None, teacher_forcing: float = 1.0,
+    def loss(self, src, tgt, src_mask=None, tgt_mask=None, teacher_forcing: float = 1.0,
              rng: np.random.Generator | None = None) -> mg.Tensor:
-        """Mean cross-entropy over the real target tokens (``tgt_mask`` True; None: tgt != PAD).
-        ``src_mask`` None likewise means src != PAD."""
-        logits, _ = self.forward(src, src_mask, tgt, teacher_forcing, rng)
+        """Mean cross-entropy over the real target tokens; ``teacher_forcing`` is the
+        probability of feeding y_{t−1} rather than the model's own guess (< 1 needs ``rng``)."""
+        logits, _ = self.forward(src, tgt, src_mask, teacher_forcing, rng)
         return masked_cross_entropy(logits, tgt, tgt_mask)
 
-    def greedy(self, src, src_mask=None, max_len: int = 32) -> list:
+    def greedy(self, src, max_len: int = 32, src_mask=None) -> list:
         """Pick the most likely token at every step; a ``Translation`` per example."""
-        return greedy(self, src, src_mask, max_len)
+        return greedy(self, src, max_len, src_mask)
 
-    def beam(self, src, src_mask=None, beam_size: int = 4, length_penalty: float = 0.6,
-             max_len: int = 32) -> list:
+    def beam(self, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
+             src_mask=None) -> list:
         """Beam search of width ``beam_size``; hypotheses ranked by log p / lp(length)."""
-        return beam_search(self, src, src_mask, beam_size, length_penalty, max_len)
+        return beam_search(self, src, beam_size, length_penalty, max_len, src_mask)
 
 
 def masked_cross_entropy(logits, tgt, tgt_mask) -> mg.Tensor:

@@ -160,10 +160,13 @@ class Trainer:
         """Forward, backward, clip, Adam on the examples ``idx``; returns the batch's counts."""
         src, src_mask = pad_batch([self.src[i] for i in idx])
         tgt, tgt_mask = pad_batch([self.tgt[i] for i in idx])
-        logits, _ = self.model(src, src_mask, tgt, self.config.teacher_forcing, self.rng)
-        loss = masked_cross_entropy(logits, tgt, tgt_mask)
-        self.optimizer.zero_grad()
-        loss.backward()
+        # Weights blown up by divergence make NaN here; clip_grad_norm then raises, and run()
+        # reports it as "training diverged", so NumPy's "invalid value" warnings are not shown.
+        with np.errstate(invalid="ignore"):
+            logits, _ = self.model(src, tgt, src_mask, self.config.teacher_forcing, self.rng)
+            loss = masked_cross_entropy(logits, tgt, tgt_mask)
+            self.optimizer.zero_grad()
+            loss.backward()
         optim.clip_grad_norm(self.optimizer.params, self.config.clip)
         self.optimizer.step()
         right = (logits.data.argmax(axis=-1) == tgt) | ~tgt_mask          # (B, T)
@@ -276,7 +279,7 @@ def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: in
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
         src, src_mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])
-        for (_, want), out in zip(chunk, model.greedy(src, src_mask, max_len)):
+        for (_, want), out in zip(chunk, model.greedy(src, max_len, src_mask)):
             got = data.tgt_vocab.decode(out.tokens)
             exact += got == want
             right += sum(a == b for a, b in zip(got, want))

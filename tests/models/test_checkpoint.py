@@ -51,7 +51,7 @@ def test_round_trip_gives_identical_outputs(saved):
     assert (src_vocab, tgt_vocab) == (SRC, TGT) and idx["note"] == "test"
     assert loaded.config == model.config
     src, mask = random_batch(np.random.default_rng(0), [5, 2], 9)
-    for a, b in zip(model.greedy(src, mask, 6), loaded.greedy(src, mask, 6)):
+    for a, b in zip(model.greedy(src, 6, mask), loaded.greedy(src, 6, mask)):
         assert a.tokens == b.tokens and a.score == b.score
         np.testing.assert_array_equal(a.weights, b.weights)
     for path in (folder / "checkpoint.json", folder / idx["weights"]):  # index or weights file

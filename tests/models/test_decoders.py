@@ -33,10 +33,10 @@ def batch(seed=0, src_lengths=(4, 2), tgt_lengths=(3, 2)):
 def test_loss_gradcheck_wrt_every_parameter(name):
     model = tiny_model(**VARIANTS[name])
     src, src_mask, tgt, tgt_mask = batch()
-    assert gradcheck_params(model, lambda: model.loss(src, src_mask, tgt, tgt_mask))
+    assert gradcheck_params(model, lambda: model.loss(src, tgt, src_mask, tgt_mask))
     for p in model.parameters():  # and every parameter does get a gradient
         p.grad = None
-    model.loss(src, src_mask, tgt, tgt_mask).backward()
+    model.loss(src, tgt, src_mask, tgt_mask).backward()
     assert all(p.grad is not None and np.abs(p.grad).sum() > 0 for p in model.parameters())
 
 
@@ -45,19 +45,27 @@ def test_source_padding_does_not_change_the_loss(name):
     model = tiny_model(**VARIANTS[name])
     src, src_mask, tgt, tgt_mask = batch()
     more = np.pad(src, ((0, 0), (0, 3)), constant_values=PAD)
-    a = model.loss(src, src_mask, tgt, tgt_mask).item()
-    b = model.loss(more, more != PAD, tgt, tgt_mask).item()
+    a = model.loss(src, tgt, src_mask, tgt_mask).item()
+    b = model.loss(more, tgt, more != PAD, tgt_mask).item()
     assert abs(a - b) < 1e-12
+
+
+def test_masks_default_to_ids_not_pad():
+    """The issue's call ``loss(src, tgt)``: both masks are derived as ids != PAD."""
+    model = tiny_model()
+    src, src_mask, tgt, tgt_mask = batch()
+    assert model.loss(src, tgt).item() == model.loss(src, tgt, src_mask, tgt_mask).item()
+    np.testing.assert_array_equal(model(src, tgt)[0].data, model(src, tgt, src_mask)[0].data)
 
 
 def test_target_padding_is_not_counted():
     model = tiny_model()
     src, src_mask, tgt, tgt_mask = batch()
-    logits, _ = model(src, src_mask, tgt)
+    logits, _ = model(src, tgt, src_mask)
     logp = mg.functional.log_softmax(logits).data
     rows, cols = np.nonzero(tgt_mask)
     want = -logp[rows, cols, tgt[rows, cols]].mean()
-    assert abs(model.loss(src, src_mask, tgt, tgt_mask).item() - want) < 1e-12
+    assert abs(model.loss(src, tgt, src_mask, tgt_mask).item() - want) < 1e-12
 
 
 def test_bahdanau_ordering_by_hand():
@@ -65,7 +73,7 @@ def test_bahdanau_ordering_by_hand():
     logits_1 = W_o [s_1; c_1] + b_o."""
     model = tiny_model(decoder="bahdanau", score="additive")
     src, src_mask, tgt, _ = batch()
-    logits, alignment = model(src, src_mask, tgt)
+    logits, alignment = model(src, tgt, src_mask)
     d = model.decoder
     enc = model.encoder(src, src_mask)
     h, m = enc.annotations.data, src_mask
@@ -89,7 +97,7 @@ def test_luong_ordering_by_hand():
     logits_1 = W_o h̃_1 + b_o."""
     model = tiny_model(decoder="luong", score="dot", dec_hidden=4)
     src, src_mask, tgt, _ = batch()
-    logits, alignment = model(src, src_mask, tgt)
+    logits, alignment = model(src, tgt, src_mask)
     d = model.decoder
     h, m = model.encoder(src, src_mask).annotations.data, src_mask
     s0 = np.tanh((h.sum(1) / m.sum(1, keepdims=True)) @ d.init.weight.data.T + d.init.bias.data)
@@ -108,20 +116,31 @@ def test_luong_ordering_by_hand():
 def test_plain_decoder_has_no_alignment():
     model = tiny_model(decoder="plain")
     src, src_mask, tgt, _ = batch()
-    logits, alignment = model(src, src_mask, tgt)
+    logits, alignment = model(src, tgt, src_mask)
     assert alignment is None and logits.shape == (2, 3, 8)
 
 
 def test_teacher_forcing():
     model = tiny_model()
     src, src_mask, tgt, tgt_mask = batch()
-    full = model.loss(src, src_mask, tgt, tgt_mask).item()
+    full = model.loss(src, tgt, src_mask, tgt_mask).item()
     rng = np.random.default_rng(0)
-    assert model.loss(src, src_mask, tgt, tgt_mask, 1.0, rng).item() == full
-    free = model.loss(src, src_mask, tgt, tgt_mask, 0.0, np.random.default_rng(0)).item()
+    assert model.loss(src, tgt, src_mask, tgt_mask, 1.0, rng).item() == full
+    free = model.loss(src, tgt, src_mask, tgt_mask, 0.0, np.random.default_rng(0)).item()
     assert free != full  # the model's own (wrong) guesses were fed back
     with pytest.raises(ValueError, match="rng"):
-        model.loss(src, src_mask, tgt, tgt_mask, 0.5)
+        model.loss(src, tgt, src_mask, tgt_mask, 0.5)
+
+
+@pytest.mark.parametrize("ratio", [-0.1, 1.5, float("nan")])  # NaN used to act as 1.0
+def test_teacher_forcing_outside_0_1_is_refused(ratio):
+    model = tiny_model()
+    src, _, tgt, _ = batch()
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"teacher_forcing must be in \[0, 1\]"):
+        model(src, tgt, teacher_forcing=ratio, rng=rng)
+    with pytest.raises(ValueError, match=r"teacher_forcing must be in \[0, 1\]"):
+        model.loss(src, tgt, teacher_forcing=ratio, rng=rng)
 
 
 def test_decoder_inputs_shift_right():
@@ -145,7 +164,7 @@ def test_config_errors():
 def test_float32_model_stays_float32():
     model = tiny_model(dtype="float32")
     src, src_mask, tgt, tgt_mask = batch()
-    loss = model.loss(src, src_mask, tgt, tgt_mask)
+    loss = model.loss(src, tgt, src_mask, tgt_mask)
     assert loss.dtype == np.float32
     loss.backward()
     assert {p.grad.dtype for p in model.parameters()} == {np.dtype(np.float32)}
@@ -155,4 +174,20 @@ def test_targets_must_fit_sources():
     model = tiny_model()
     src, src_mask, tgt, tgt_mask = batch()
     with pytest.raises(ValueError, match="targets"):
-        model.loss(src, src_mask, tgt[:1], tgt_mask[:1])
+        model.loss(src, tgt[:1], src_mask, tgt_mask[:1])
+
+
+def test_bad_targets_are_named_as_targets():
+    model = tiny_model()
+    src, src_mask, tgt, _ = batch()
+    for bad in (tgt.astype(np.float64), src_mask):  # floats; or the masks in the old order
+        with pytest.raises(ValueError, match="targets: expected integer ids"):
+            model.loss(src, bad)
+    wrong = tgt.copy()
+    wrong[0, 0] = 55
+    with pytest.raises(ValueError, match="targets: token id 55 is out of range for a vocabulary of 8"):
+        model.loss(src, wrong)
+    wrong = src.copy()
+    wrong[0, 0] = 55
+    with pytest.raises(ValueError, match="source: token id 55 is out of range for a vocabulary of 9"):
+        model.loss(wrong, tgt)

@@ -20,7 +20,7 @@ def sources(seed=0, lengths=(5, 3, 1)):
 def rescore(model, src, mask, tokens) -> float:
     """log p(tokens | src) under teacher forcing."""
     tgt = np.array([tokens])
-    logits, _ = model(src, mask, tgt)
+    logits, _ = model(src, tgt, mask)
     logp = mg.functional.log_softmax(logits).data[0]
     return float(logp[np.arange(len(tokens)), tokens].sum())
 
@@ -29,7 +29,7 @@ def rescore(model, src, mask, tokens) -> float:
 def test_greedy_shapes_and_scores(overrides):
     model = tiny_model(seed=1, **overrides)
     src, mask = sources()
-    outs = model.greedy(src, mask, max_len=6)
+    outs = model.greedy(src, 6, mask)
     assert len(outs) == 3
     for b, out in enumerate(outs):
         assert 1 <= len(out.tokens) <= 6
@@ -45,7 +45,7 @@ def test_greedy_shapes_and_scores(overrides):
 def test_greedy_of_a_batch_equals_each_example_alone(overrides):
     model = tiny_model(seed=2, **overrides)
     src, mask = sources(1)
-    together = model.greedy(src, mask, max_len=6)
+    together = model.greedy(src, 6, mask)
     for b, out in enumerate(together):
         n = mask[b].sum()
         alone = model.greedy(src[b:b + 1, :n], max_len=6)[0]
@@ -58,7 +58,7 @@ def test_greedy_of_a_batch_equals_each_example_alone(overrides):
 def test_beam_of_one_is_greedy(overrides):
     model = tiny_model(seed=3, **overrides)
     src, mask = sources(2)
-    for g, b in zip(model.greedy(src, mask, max_len=6), model.beam(src, mask, 1, 0.0, max_len=6)):
+    for g, b in zip(model.greedy(src, 6, mask), model.beam(src, 1, 0.0, 6, mask)):
         assert g.tokens == b.tokens
         assert abs(g.score - b.score) < 1e-9
 
@@ -67,7 +67,7 @@ def test_beam_of_one_is_greedy(overrides):
 def test_beam_scores_are_the_models_log_probabilities(overrides):
     model = tiny_model(seed=4, **overrides)
     src, mask = sources(3)
-    outs = model.beam(src, mask, beam_size=4, length_penalty=0.6, max_len=6)
+    outs = model.beam(src, beam_size=4, length_penalty=0.6, max_len=6, src_mask=mask)
     for b, out in enumerate(outs):
         assert abs(out.score - rescore(model, src[b:b + 1], mask[b:b + 1], out.tokens)) < 1e-9
         if out.weights is not None:
@@ -81,11 +81,21 @@ def test_a_beam_wide_enough_to_keep_everything_is_exact_search():
     src, mask = sources(4)
     tokens, max_len = [EOS, 3, 4, 5], 3
     seqs = [list(p) + [EOS] for n in range(max_len) for p in itertools.product(tokens[1:], repeat=n)]
-    for b, out in enumerate(model.beam(src, mask, beam_size=4 ** max_len, length_penalty=0.0,
-                                       max_len=max_len)):
+    for b, out in enumerate(model.beam(src, beam_size=4 ** max_len, length_penalty=0.0,
+                                       max_len=max_len, src_mask=mask)):
         best = max(rescore(model, src[b:b + 1], mask[b:b + 1], s) for s in seqs)
         assert out.tokens[-1] == EOS
         assert abs(out.score - best) < 1e-9
+
+
+def test_the_source_mask_defaults_to_ids_not_pad():
+    """The issue's calls greedy(src, max_len) and beam(src, beam_size, length_penalty, max_len)."""
+    model = tiny_model(seed=6)
+    src, mask = sources(5)
+    for a, b in [(model.greedy(src, 6), model.greedy(src, 6, mask)),
+                 (model.beam(src, 3, 0.6, 6), model.beam(src, 3, 0.6, 6, mask))]:
+        assert [t.tokens for t in a] == [t.tokens for t in b]
+        assert [t.score for t in a] == [t.score for t in b]
 
 
 def test_length_penalty_formula():
@@ -97,9 +107,9 @@ def test_decoding_argument_errors():
     model = tiny_model()
     src, mask = sources()
     with pytest.raises(ValueError, match="beam_size"):
-        model.beam(src, mask, beam_size=0)
+        model.beam(src, beam_size=0, src_mask=mask)
     with pytest.raises(ValueError, match="max_len"):
-        model.greedy(src, mask, max_len=0)
+        model.greedy(src, max_len=0, src_mask=mask)
     for bad in (-1, float("nan"), float("inf")):  # NaN ranked the hypotheses at random
         with pytest.raises(ValueError, match="length_penalty must be a finite number"):
-            model.beam(src, mask, length_penalty=bad)
+            model.beam(src, length_penalty=bad, src_mask=mask)

@@ -89,5 +89,5 @@ def test_bad_sources():
         enc(np.array([[1.0, 2.0]]))
     with pytest.raises(ValueError, match="empty"):
         enc(np.zeros((1, 0), dtype=np.int64))
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match=f"source: token id {V + 3} is out of range"):
         enc(np.array([[V + 3, 2]]))

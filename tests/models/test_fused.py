@@ -139,7 +139,7 @@ def test_model_loss_and_gradients_fused_equal_composed(overrides):
     for fused in (True, False):
         model = tiny_model(**overrides)
         set_fused(model, fused)
-        loss = model.loss(src, src_mask, tgt, tgt_mask)
+        loss = model.loss(src, tgt, src_mask, tgt_mask)
         loss.backward()
         results.append([loss.data] + [p.grad for p in model.parameters()])
     assert_all_close(*results)

@@ -3,6 +3,7 @@ told (--resume / --overwrite), new names for pictures, Ctrl-C and divergence wit
 traceback, and settings that would train nothing or never stop are refused up front."""
 import hashlib
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -149,6 +150,18 @@ def test_divergence_stops_with_a_clear_error_and_saves_nothing(tmp_path):
     with pytest.raises(FloatingPointError, match=r"diverged at epoch 1, step 1 .*smaller --lr"):
         trainer.run(log=lambda line: None, folder=tmp_path)
     assert not holds_checkpoint(tmp_path)
+
+
+def test_divergence_leaks_no_numpy_warning(tmp_path):
+    """Weights blown up to inf make NaN in the forward pass (0 · inf in the GRU's matmul); the
+    divergence error reports it, so NumPy's "invalid value encountered" must not come first."""
+    trainer = Trainer.create(TrainConfig(task="copy", n_train=50, n_val=5, epochs=1),
+                             dict(embed=4, hidden=4, dec_hidden=4, attn=4))
+    trainer.model.encoder.forward_cell.weight_hh.data[:] = np.inf  # h_0 = 0: 0 · inf = NaN
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(FloatingPointError, match="diverged at epoch 1, step 1"):
+            trainer.run(log=lambda line: None, folder=tmp_path)
 
 
 @pytest.mark.parametrize("field, value", [

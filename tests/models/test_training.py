@@ -53,7 +53,7 @@ def test_reverse_alignment_is_the_anti_diagonal(reverse_model):
     data = reverse_model.data
     src, mask = pad_batch([data.src_vocab.encode(s) for s, _ in data.val])
     hits = rows = 0
-    for (text, _), out in zip(data.val, reverse_model.model.greedy(src, mask, 12)):
+    for (text, _), out in zip(data.val, reverse_model.model.greedy(src, 12, mask)):
         n = len(text)
         peaks = out.weights[:n].argmax(axis=1)                          # rows for the n characters
         hits += int(np.sum(peaks == (n - 1 - np.arange(len(peaks)))))
