@@ -240,6 +240,28 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     return True
 
 
+def gradcheck_module(module, fn, inputs=(), **kwargs) -> bool:
+    """``gradcheck`` of ``fn(*inputs)`` with respect to the inputs *and* every parameter of
+    ``module`` (a ``minigrad.nn.Module``), e.g. a GRU cell or a decoder's loss end to end.
+
+    gradcheck perturbs copies of what it checks; the module reads its parameters from its
+    attributes, so for each call their data are pointed at those copies, and restored after.
+    """
+    params = module.parameters()
+    originals = [p.data for p in params]
+
+    def f(*args):
+        for p, a in zip(params, args):
+            p.data = a.data
+        return fn(*args[len(params):])
+
+    try:
+        return gradcheck(f, params + list(inputs), **kwargs)
+    finally:
+        for p, data in zip(params, originals):
+            p.data = data
+
+
 # ---- python -m minigrad.gradcheck: every op at random shapes --------------------------------
 
 def main() -> int:

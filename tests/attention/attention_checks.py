@@ -1,5 +1,5 @@
 """Shared helpers for the attention tests: Hypothesis strategies and a gradcheck that also
-perturbs a module's parameters. (Imported by the test files, which pytest runs with this
+perturbs a module's parameters (minigrad.gradcheck.gradcheck_module). (Imported by the test files, which pytest runs with this
 folder on sys.path: tests/ has no __init__.py.)"""
 from __future__ import annotations
 
@@ -7,28 +7,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from minigrad.gradcheck import gradcheck
-
-
-def gradcheck_module(module, fn, inputs, **kwargs) -> bool:
-    """gradcheck of ``fn(*inputs)`` with respect to the inputs *and* ``module``'s parameters.
-
-    gradcheck hands perturbed copies of its inputs to the function; the module reads its
-    parameters from attributes, so their data are pointed at those copies for the call.
-    """
-    params = module.parameters()
-    originals = [p.data for p in params]
-
-    def f(*args):
-        for p, a in zip(params, args):
-            p.data = a.data
-        return fn(*args[len(params):])
-
-    try:
-        return gradcheck(f, params + list(inputs), **kwargs)
-    finally:
-        for p, d in zip(params, originals):
-            p.data = d
+from minigrad.gradcheck import gradcheck_module  # noqa: F401  (re-exported for the tests)
 
 
 def finite(lo: float, hi: float):

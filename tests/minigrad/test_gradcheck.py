@@ -180,3 +180,18 @@ def test_the_worst_list_names_each_element_once():
         gradcheck(lambda t: square_with_a_bug(t, at=4) * 1.0, [x])   # 3 projections
     worst = [line for line in info.value.args[0].splitlines() if line.startswith("    element")]
     assert len(worst) == 1 and worst[0].startswith("    element (4,)")
+
+
+def test_gradcheck_module_checks_parameters_and_restores_them():
+    from minigrad import nn
+    from minigrad.gradcheck import gradcheck_module
+    layer = nn.Linear(3, 2, rng=np.random.default_rng(0))
+    before = [p.data for p in layer.parameters()]
+    x = mg.tensor(np.random.default_rng(1).normal(size=(4, 3)), requires_grad=True)
+    assert gradcheck_module(layer, lambda x: mg.tanh(layer(x)).sum(), [x])
+    assert all(p.data is d for p, d in zip(layer.parameters(), before))
+
+    def wrong(x):  # b − detach(b) is 0 in value but adds 1 to the bias's analytic gradient
+        return (layer(x) + (layer.bias - layer.bias.detach())).sum()
+    with pytest.raises(GradcheckError, match="input 1"):
+        gradcheck_module(layer, wrong, [x])
