@@ -1,12 +1,12 @@
-"""The fused GRU step (models/fused.py) and the fused additive score (attention.scores) held to
-the composed versions they replace: the same forward and the same gradients (to ~1e-12 in
+"""The fused GRU step (models/fused.py) held to the composed cell it replaces (the fused additive
+score has its own tests in tests/attention/test_scores.py): the same forward and the same gradients (to ~1e-12 in
 float64), finite differences, float32 kept float32, and whole models that give the same loss
 and gradients either way."""
 import numpy as np
 import pytest
 
 import minigrad as mg
-from attention.scores import AdditiveScore, ConcatScore, _additive, additive_tanh
+from attention.scores import AdditiveScore, ConcatScore
 from minigrad.gradcheck import gradcheck
 from models.fused import gru_step
 from models.recurrent import GRUCell
@@ -97,24 +97,6 @@ def test_gru_step_names_bad_shapes():
 
 def test_gru_cell_is_fused_by_default():
     assert GRUCell(2, 3).fused and not GRUCell(2, 3, fused=False).fused
-
-
-# ---- the additive score -------------------------------------------------------------------
-
-@pytest.mark.parametrize("q_shape", [(3, 4), (3, 2, 4)], ids=["query (B, A)", "queries (B, T, A)"])
-def test_additive_tanh_equals_composed(q_shape):
-    rng = np.random.default_rng(len(q_shape))
-    arrays = [rng.standard_normal(q_shape), rng.standard_normal((3, 5, 4)), rng.standard_normal(4)]
-    g = rng.standard_normal(q_shape[:-1] + (5,))
-    fused = forward_and_grads(additive_tanh, arrays, g)
-    assert_all_close(fused, forward_and_grads(lambda q, k, v: _additive(q, k, v, "tanh"), arrays, g))
-
-
-@pytest.mark.parametrize("q_shape", [(2, 3), (2, 2, 3)])
-def test_additive_tanh_gradcheck(q_shape):
-    rng = np.random.default_rng(5)
-    arrays = [rng.standard_normal(q_shape), rng.standard_normal((2, 4, 3)), rng.standard_normal(3)]
-    assert gradcheck(additive_tanh, arrays, full_jacobian=True)
 
 
 # ---- whole models, fused vs composed --------------------------------------------------------
