@@ -83,7 +83,7 @@ def example(out_dir=None) -> DemoResult:
     lines += ["", f"context c_A = Σ_j α_j h_j = {_vec(contexts[0])}",
               f"context c_B = Σ_j α_j h_j = {_vec(contexts[1])}", ""]
 
-    flat_states = np.array([-3.0, -1.0, 0.0, 1.0, 3.7])
+    flat_states = np.array([-3.0, -1.0, 0.0, 1.0, 3.0])             # from the swept range
     f_scores, f_weights, f_contexts = read_at(flat_states, activation=None)
     lines += ["Without tanh (activation=None): e_j = vᵀW_s s + vᵀb + vᵀW_h h_j",
               "  = 0·s + 0 + (h_j1 - h_j2) = 2 for every j, so the state has no say in the weights:"]

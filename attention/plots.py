@@ -246,33 +246,47 @@ def _esc(s: str) -> str:
 
 
 def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
-                path=None, title: Optional[str] = None) -> str:
+                path=None, title: Optional[str] = None, row_title: Optional[str] = None,
+                col_title: Optional[str] = None,
+                scale_label: Optional[str] = "attention weight") -> str:
     """An alignment heatmap as a standalone SVG document; also written to path if given.
 
-    Rows are targets (T), columns sources (S); source labels sit on top, turned upright when
-    they are wider than a cell. Colours run white -> dark blue on a fixed 0..1 scale (the
-    ColorBrewer "Blues" stops, interpolated), shown in a colour bar with ticks 0, 0.5, 1.
-    Hovering a cell shows its labels and weight.
+    Rows are targets (T), columns sources (S); source labels sit on top, upright when they fit
+    a cell (one character always does) and turned to read upwards when wider. row_title goes
+    down the left side, col_title above the column labels. Colours run white -> dark blue on a
+    fixed 0..1 scale (the ColorBrewer "Blues" stops, interpolated), shown in a colour bar with
+    ticks 0, 0.5, 1 and scale_label beside it. Hovering a cell shows its labels and weight.
     """
     w = _check_heatmap("heatmap_svg", weights, row_labels, col_labels)  # (T, S)
     T, S = w.shape
     cell = int(np.clip(480 // max(T, S), 10, 28))  # px per cell
     fs = min(12, cell - 2)  # label font size, px
     rows, cols = [_token(r, 16) for r in row_labels], [_token(c, 16) for c in col_labels]
-    upright = max(len(c) for c in cols) * fs * _CHAR_W > cell - 2
-    left = 16 + max(len(r) for r in rows) * fs * _CHAR_W
-    top = 16 + (24 if title else 0) + (max(len(c) for c in cols) * fs * _CHAR_W if upright else fs)
-    bar_x, bar_h = left + S * cell + 16, max(T * cell, 100)
+    turned = [len(c) * fs * _CHAR_W > cell - 2 for c in cols]  # too wide to stand upright
+    label_h = max(len(c) * fs * _CHAR_W if t else fs for c, t in zip(cols, turned))
+    band = 38 if title else 12  # top of the column titles; the title's baseline is at 26
+    col_title_y = band + 12
+    band += 18 if col_title else 0
+    top = band + label_h + 6  # the grid's top edge; labels end 6 px above it
+    left = 16 + (16 if row_title else 0) + max(len(r) for r in rows) * fs * _CHAR_W
+    scale_h = len(scale_label or "") * 12 * _CHAR_W + 8
+    bar_x, bar_h = left + S * cell + 16, max(T * cell, 100, scale_h)
     parts = [f'<text class="title" x="10" y="26" font-size="15" font-weight="bold">'
              f'{_esc(title)}</text>'] if title else []
+    if col_title:
+        parts.append(f'<text class="col-title" x="{left + S * cell / 2:.1f}" y="{col_title_y}" '
+                     f'text-anchor="middle" fill="#555">{_esc(col_title)}</text>')
+    if row_title:
+        parts.append(f'<text class="row-title" transform="translate(20,{top + T * cell / 2:.1f})'
+                     f' rotate(-90)" text-anchor="middle" fill="#555">{_esc(row_title)}</text>')
     for i, r in enumerate(rows):
         parts.append(f'<text x="{left - 6:.1f}" y="{top + (i + 0.5) * cell + fs * 0.35:.1f}" '
                      f'font-size="{fs}" text-anchor="end">{_esc(r)}</text>')
-    for j, c in enumerate(cols):
+    for j, (c, turn) in enumerate(zip(cols, turned)):
         x = left + (j + 0.5) * cell
-        place = (f'transform="translate({x + fs * 0.35:.1f},{top - 6:.1f}) rotate(-90)"' if upright
+        place = (f'transform="translate({x + fs * 0.35:.1f},{top - 6:.1f}) rotate(-90)"' if turn
                  else f'x="{x:.1f}" y="{top - 6:.1f}" text-anchor="middle"')
-        parts.append(f'<text {place} font-size="{fs}">{_esc(c)}</text>')
+        parts.append(f'<text class="col-label" {place} font-size="{fs}">{_esc(c)}</text>')
     for i in range(T):
         for j in range(S):
             parts.append(f'<rect class="cell" x="{left + j * cell:.1f}" y="{top + i * cell:.1f}" '
@@ -291,7 +305,11 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
         parts.append(f'<line x1="{bar_x + 14:.1f}" y1="{y:.1f}" x2="{bar_x + 18:.1f}" '
                      f'y2="{y:.1f}" stroke="#333"/><text class="tick" x="{bar_x + 21:.1f}" '
                      f'y="{y + 4:.1f}">{s}</text>')
-    width = max(bar_x + 60, 20 + len(title or "") * 15 * _CHAR_W)
+    if scale_label:  # reads upwards, right of the tick labels
+        parts.append(f'<text class="scale-label" transform="translate({bar_x + 58:.1f},'
+                     f'{top + bar_h / 2:.1f}) rotate(-90)" text-anchor="middle" fill="#555">'
+                     f'{_esc(scale_label)}</text>')
+    width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * _CHAR_W)
     return _svg(width, top + bar_h + 12, parts, path)
 
 

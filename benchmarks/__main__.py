@@ -1,4 +1,4 @@
-"""``python -m benchmarks``: issue 6's benchmark suite, printed as one table.
+"""``python -m benchmarks``: the benchmark suite, printed as one table.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks --compare torch
     python -m benchmarks --quick                   # fewer rounds and sizes: about a minute
@@ -213,7 +213,8 @@ def fresh_rows(dtype, torch, pairs) -> list:
 # ---- main --------------------------------------------------------------------------------
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--compare", choices=["torch"], help="run the PyTorch twin and print ratios")
     p.add_argument("--quick", action="store_true", help="fewer rounds and sizes (about a minute)")
     p.add_argument("--dtypes", default="float32,float64")

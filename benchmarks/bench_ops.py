@@ -29,6 +29,11 @@ alike, and each reports the median per-call time over ``--repeat`` batches
 (``time.perf_counter``); the ratio pairs the batches of one repeat, so a burst of load from
 another process on a shared machine cancels out. The garbage collector stays on, as in real
 use. The load average is printed before and after: on a busy machine, rerun.
+
+Memory allocator: ``models.malloc.keep_freed_memory()`` first, as ``python -m benchmarks``
+does. With glibc's defaults, whether a freed 256 x 256 block goes back to the OS (to be faulted
+in again by the next call) depends on what ran before: float64 mul's f+b measured 890 µs
+instead of ~50 in a full run.
 """
 from __future__ import annotations
 
@@ -52,6 +57,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F
+from models.malloc import keep_freed_memory
 
 try:
     import torch
@@ -292,7 +298,8 @@ def ratio(samples) -> float:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.bench_ops",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[8, 256], help="n for n x n inputs")
     p.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     p.add_argument("--ops", default="", help="comma-separated op names (prefixes) to run")
@@ -300,6 +307,7 @@ def main(argv=None) -> None:
     p.add_argument("--min-time", type=float, default=0.002, help="seconds per timed batch")
     p.add_argument("--no-torch", action="store_true", help="skip PyTorch even if installed")
     args = p.parse_args(argv)
+    kept = keep_freed_memory()  # as python -m benchmarks does: no page faults for reused buffers
 
     global torch
     if args.no_torch:
@@ -313,6 +321,8 @@ def main(argv=None) -> None:
 
     print(machine())
     print(f"median of {args.repeat} batches of >= {args.min_time * 1e3:g} ms, one thread")
+    print("glibc malloc: " + ("freed memory kept for reuse (models/malloc.py)" if kept
+                              else "defaults (not glibc)"))
     print("load average before: %.2f %.2f %.2f\n" % os.getloadavg())
     for dtype in args.dtypes:
         rows = []

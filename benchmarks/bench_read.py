@@ -104,7 +104,8 @@ def bench(B: int, T: int, S: int, D: int, dtype, min_time: float, repeat: int) -
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_read",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--B", type=int, default=64)
     parser.add_argument("--T", type=int, default=1, help="queries per example (1: scores (B, S))")
     parser.add_argument("--S", type=int, default=50)

@@ -59,7 +59,8 @@ def count_nodes(step) -> int:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.profile_step",
+                                description=__doc__.split("\n")[0])
     p.add_argument("dtype", nargs="?", default="float32")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--keep-freed-memory", action="store_true", help="models.malloc first")

@@ -213,7 +213,8 @@ DEFAULT_BLAS = blas.get_threads() or 1
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m benchmarks.reference",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--dtypes", default="float32,float64")
     p.add_argument("--repeat", type=int, default=11, help="interleaved rounds")
     p.add_argument("--calls", type=int, default=3, help="calls per round")

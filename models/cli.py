@@ -4,8 +4,10 @@
                                           unseen dates and draw their alignments
     python -m models train [options]      any task, decoder and score; --resume DIR continues
                                           a run, --overwrite replaces the one in --out DIR
-    python -m models translate CHECKPOINT TEXT... [--beam K]
+    python -m models translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]
     python -m models compare-length       attention vs none: exact match against source length
+
+--threads N goes before or after the subcommand.
 """
 from __future__ import annotations
 
@@ -74,15 +76,19 @@ def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
 
 def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     """The CLI's parser; ``train_defaults`` overrides the train subcommand's defaults."""
+    threads_help = "BLAS threads (default 1: faster for these small matrices)"
     parser = argparse.ArgumentParser(prog="python -m models", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=1,
-                        help="BLAS threads (default 1: faster for these small matrices)")
+    parser.add_argument("--threads", type=int, default=1, help=threads_help)
+    threads = argparse.ArgumentParser(add_help=False)  # --threads after the subcommand too,
+    threads.add_argument("--threads", type=int, default=argparse.SUPPRESS,  # with no default
+                         help=threads_help)  # there, so it cannot undo one given before
     sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="the main demo (what no arguments runs)")
+    add = lambda name, **kw: sub.add_parser(name, parents=[threads], **kw)
+    demo = add("demo", help="the main demo (what no arguments runs)")
     demo.add_argument("--out", default="runs/dates", help="checkpoint and SVG folder")
     demo.add_argument("--seed", type=int, default=0)
-    train = sub.add_parser("train", help="train a model and checkpoint it")
+    train = add("train", help="train a model and checkpoint it")
     _model_options(train)
     _train_options(train)
     train.add_argument("--out", default=None, metavar="DIR", help="checkpoint folder (default: "
@@ -94,7 +100,7 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
                        help="replace the checkpoint already in --out DIR")
     if train_defaults:
         train.set_defaults(**train_defaults)
-    tr = sub.add_parser("translate", help="translate text with a trained checkpoint")
+    tr = add("translate", help="translate text with a trained checkpoint")
     tr.add_argument("checkpoint", help="checkpoint folder (or its checkpoint.json)")
     tr.add_argument("text", nargs="+")
     tr.add_argument("--beam", type=int, default=0, metavar="K", help="beam search of width K")
@@ -102,7 +108,7 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     tr.add_argument("--max-len", type=int, default=64)
     tr.add_argument("--svg", metavar="DIR", help="also write each heatmap as an SVG file here")
     tr.add_argument("--no-heatmap", action="store_true")
-    cmp_ = sub.add_parser("compare-length", help="exact match vs source length, with and "
+    cmp_ = add("compare-length", help="exact match vs source length, with and "
                           "without attention (Bahdanau et al.'s Figure 2 in miniature)")
     defaults = CompareConfig()
     for name, value in vars(defaults).items():

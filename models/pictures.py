@@ -3,7 +3,7 @@
 * ``alignment_text`` / ``alignment_svg``: the alignment matrix α (T_out, S) of one translation,
   output tokens down the side, source characters along the top -- row t shows where the
   decoder looked while it wrote token t.
-* ``curves_svg``: training loss and held-out exact match against the step.
+* ``curves_svg``: training loss and held-out exact match against the step, one y axis.
 * ``by_length_text`` / ``by_length_svg``: exact match against source length, one line per model.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from models.decoding import Translation
 # The label of the end-of-sequence token, on both axes, in the terminal and in SVG: the
 # vocabulary's own name for it. (A one-character mark such as "␄", U+2404, has no glyph in
 # DejaVu and most other fonts, so it showed as a box; the plots write long column labels
-# downwards in the terminal and turned upright in SVG.)
+# downwards in the terminal and turned to read upwards in SVG.)
 EOS_MARK = "<eos>"
 
 
@@ -46,19 +46,24 @@ def alignment_svg(translation: Translation, text: str, src_vocab: Vocab, tgt_voc
         return None
     rows, cols = _labels(translation, text, src_vocab, tgt_vocab)
     title = f"{text} → {tgt_vocab.decode(translation.tokens)}"
-    return heatmap_svg(translation.weights, rows, cols, path=path, title=title)
+    return heatmap_svg(translation.weights, rows, cols, path=path, title=title,
+                       row_title="output", col_title="input", scale_label="attention weight")
 
 
 def curves_svg(state, path) -> str:
-    """Training loss (per token, every few steps) and held-out exact match (per epoch)
-    against the optimizer step, from a ``TrainState``."""
+    """Training loss (per token, every few steps) and held-out exact match (a fraction, per
+    epoch) against the optimizer step, from a ``TrainState``, on one y axis that says both."""
     series = {}
     if state.curve:
         series["train loss (per token)"] = ([c[0] for c in state.curve], [c[1] for c in state.curve])
     if state.history:
-        series["held-out exact match"] = ([h["step"] for h in state.history],
+        series["held-out exact match (per epoch)"] = ([h["step"] for h in state.history],
                                           [h["val_exact"] for h in state.history])
-    return line_plot_svg(series, path=path, title="training", xlabel="step", markers=False)
+    ys = np.concatenate([np.asarray(y, dtype=float) for _, y in series.values()])
+    top = max([1.0] + list(ys[np.isfinite(ys)]))  # room above exact match 1.0 and the loss
+    return line_plot_svg(series, path=path, title="training: loss and held-out exact match",
+                         xlabel="step", ylabel="loss per token / exact match (fraction)",
+                         ylim=(0.0, 1.05 * top))
 
 
 def by_length_series(results: dict) -> dict:
@@ -76,7 +81,7 @@ def by_length_svg(results: dict, path) -> str:
     return line_plot_svg(by_length_series(results), path=path,
                          title="Exact match vs source length (cf. Bahdanau et al. 2015, Fig. 2)",
                          xlabel="source length (characters)", ylabel="exact match",
-                         ylim=(0.0, 1.0), markers=True)
+                         ylim=(0.0, 1.05), markers=True)  # 1.0 shows clear of the frame
 
 
 def by_length_table(results: dict) -> str:

@@ -269,7 +269,12 @@ class Trainer:
         if val["exact"] >= cfg.target and st.epoch >= cfg.min_epochs:
             st.done = True
             log(f"reached {100 * val['exact']:.1f}% exact match on {len(self.data.val)} held-out "
-                f"examples (target {100 * cfg.target:.0f}%) after {fmt_time(st.seconds)}")
+                f"examples (target {100 * cfg.target:g}%) after {fmt_time(st.seconds)}")
+        elif st.epoch >= cfg.epochs and val["exact"] < cfg.target <= 1:  # out of epochs
+            log(f"stopped after {st.epoch} epoch{'s' * (st.epoch != 1)} at "
+                f"{100 * val['exact']:.1f}% held-out exact match (target {100 * cfg.target:g}% "
+                f"not reached). To train longer, start a new run with more --epochs "
+                f"(--resume continues only an interrupted run)")
 
 
 def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int = 500) -> dict:

@@ -60,6 +60,14 @@ def cmd_hint(args) -> int:
     return 0
 
 
+def cmd_overview(args) -> int:
+    """The bare command: the list, then the other commands in one line."""
+    cmd_list(args)
+    print(f"\nusage: {PROGRAM} start DIR | check NAME [--dir DIR] | check --all | "
+          f"hint NAME [--level 2]   (-h for more)")
+    return 0
+
+
 def _find(name):
     try:
         return find(name)
@@ -73,7 +81,7 @@ def main(argv=None) -> int:
         sys.stdout.reconfigure(errors="replace")  # ★, ⊙ and ᵀ on a terminal that lacks them
     parser = argparse.ArgumentParser(prog=PROGRAM, description="Gradient-check exercises: "
                                      "write VJPs in plain NumPy and have them checked.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")  # none: the list, then how to go on
     p = sub.add_parser("list", help="the exercises, easy to hard, and which are done")
     p.add_argument("--dir", default=".", help="your exercise folder (default: .)")
     p.set_defaults(run=cmd_list)
@@ -89,6 +97,7 @@ def main(argv=None) -> int:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--level", type=int, default=1, choices=(1, 2))
     p.set_defaults(run=cmd_hint)
+    parser.set_defaults(run=cmd_overview, dir=".")
     args = parser.parse_args(argv)
     try:
         status = args.run(args)

@@ -1,5 +1,6 @@
 """The demos (``python -m attention``) print the sources' numbers; each is checked here."""
 import os
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -31,6 +32,8 @@ def test_004_example_prints_the_articles_table_and_contexts(tmp_path):
     # the ablation: equal weights whatever the state
     np.testing.assert_allclose(v["ablation_weights"], 1 / 3, atol=1e-15)
     assert result.text.count("weights 0.3333 0.3333 0.3333   c = (1.0000, -1.0000)") == 5
+    shown = [float(x) for x in re.findall(r"^  s = +(-?[\d.]+):", result.text, re.M)]
+    assert shown == [-3, -1, 0, 1, 3]  # states from the swept range [−3, 3] that the plot shows
     # the curves: α_I(s) = α_cats(−s) on the symmetric grid s ∈ [−3, 3]
     s, w = v["curve_states"], v["curve_weights"]
     assert s[0] == -3 and s[-1] == 3

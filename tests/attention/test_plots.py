@@ -67,6 +67,57 @@ def test_heatmap_svg_escapes_labels_and_shows_invisible_tokens():
     assert "<s>" not in svg and "<i>" not in svg
 
 
+def column_labels(root: ET.Element) -> dict:
+    """{label: its <text> element} for the column labels (the ones above the grid)."""
+    top = float(next(r for r in root.iter(NS + "rect") if r.get("class") == "frame").get("y"))
+    out = {}
+    for t in root.iter(NS + "text"):
+        if t.get("class") == "col-label":
+            m = re.search(r"translate\(([\d.]+),([\d.]+)\)", t.get("transform") or "")
+            assert float(m.group(2) if m else t.get("y")) < top  # its foot is above the grid
+            out[t.text] = t
+    return out
+
+
+def test_heatmap_svg_keeps_labels_upright_and_turns_only_the_long_ones():
+    cols = ["S", "a", " ", ",", "-", "<eos>"]
+    root = ET.fromstring(heatmap_svg(np.full((2, 6), 1 / 6), ["1", "<eos>"], cols))
+    labels = column_labels(root)
+    assert set(labels) == {"S", "a", "␣", ",", "-", "<eos>"}
+    for c in "Sa␣,-":  # one character always fits a cell: upright, as it is read
+        assert "rotate" not in (labels[c].get("transform") or ""), c
+    assert "rotate(-90)" in labels["<eos>"].get("transform")  # wider than a cell: turned
+
+
+def test_heatmap_svg_turned_label_stays_clear_of_the_titles():
+    cols = list("Saturday, May 16, 1970") + ["<eos>"]  # the title is as wide as the grid
+    root = ET.fromstring(heatmap_svg(np.full((3, len(cols)), 1 / len(cols)), list("abc"), cols,
+                                     title="Saturday, May 16, 1970 → 1970-05-16",
+                                     row_title="output", col_title="input"))
+    title = next(t for t in root.iter(NS + "text") if t.get("class") == "title")
+    col_title = next(t for t in root.iter(NS + "text") if t.get("class") == "col-title")
+    eos = column_labels(root)["<eos>"]
+    x, y = map(float, re.search(r"translate\(([\d.]+),([\d.]+)\)", eos.get("transform")).groups())
+    fs = float(eos.get("font-size"))
+    eos_top = y - len("<eos>") * fs * 0.62  # the turned label reads upwards from y
+    assert float(title.get("y")) + 4 < float(col_title.get("y")) - 12  # descenders, cap height
+    assert float(col_title.get("y")) + 4 < eos_top
+
+
+def test_heatmap_svg_axis_titles_and_scale_label():
+    w = np.full((4, 5), 0.2)
+    root = ET.fromstring(heatmap_svg(w, list("abcd"), list("vwxyz"), row_title="output",
+                                     col_title="input", scale_label="attention weight"))
+    by_class = {t.get("class"): t for t in root.iter(NS + "text")}
+    assert by_class["row-title"].text == "output" and "rotate(-90)" in \
+        by_class["row-title"].get("transform")
+    assert by_class["col-title"].text == "input"
+    assert by_class["scale-label"].text == "attention weight"
+    plain = ET.fromstring(heatmap_svg(w, list("abcd"), list("vwxyz"), scale_label=None))
+    assert not {"row-title", "col-title", "scale-label"} & {t.get("class")
+                                                             for t in plain.iter(NS + "text")}
+
+
 def test_heatmap_svg_writes_path_atomically(tmp_path):
     target = tmp_path / "attn.svg"
     target.write_text("old contents")

@@ -307,3 +307,12 @@ def test_command_line_from_a_temp_dir(tmp_path):
 
     r = _run("check", "nosuch", cwd=tmp_path)
     assert r.returncode == 2 and "no exercise called 'nosuch'" in r.stderr
+
+
+def test_bare_command_lists_the_exercises_and_how_to_go_on(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in NAMES)
+    for command in ("start DIR", "check NAME", "hint NAME"):
+        assert command in out

@@ -6,7 +6,7 @@ import shutil
 import pytest
 
 from models import blas
-from models.cli import main
+from models.cli import build_parser, main
 
 TINY = ["--embed", "8", "--hidden", "16", "--dec-hidden", "16", "--attn", "16"]
 
@@ -24,6 +24,22 @@ def checkpoint(tmp_path_factory):
                  "12", "--batch-size", "32", "--dtype", "float64", "--out", str(out)] + TINY)
     assert code == 0
     return out
+
+
+@pytest.mark.parametrize("command", [["demo"], ["train"], ["translate", "ckpt", "abc"],
+                                     ["compare-length"]])
+def test_threads_goes_before_or_after_the_subcommand(command):
+    parse = build_parser().parse_args
+    assert parse(command).threads == 1
+    assert parse(["--threads", "3"] + command).threads == 3
+    assert parse(command + ["--threads", "3"]).threads == 3
+
+
+def test_help_lists_the_translate_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]" in \
+        capsys.readouterr().out
 
 
 @pytest.mark.slow

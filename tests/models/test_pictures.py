@@ -1,13 +1,29 @@
 """Pictures of alignments and of accuracy by length; the BLAS thread switch."""
+import re
+import xml.etree.ElementTree as ET
+from types import SimpleNamespace
+
 import numpy as np
 
 from models import blas
 from models.data import Vocab
 from models.decoding import Translation
 from models.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
-                             by_length_text, diagonality)
+                             by_length_text, curves_svg, diagonality)
 
 SRC, TGT = Vocab("abc"), Vocab("xyz")
+NS = "{http://www.w3.org/2000/svg}"
+
+
+def series_points(svg: str) -> tuple:
+    """The plot frame's (top, bottom) and each series' points [(x, y), ...], in px."""
+    root = ET.fromstring(svg)
+    frame = next(r for r in root.iter(NS + "rect") if r.get("class") == "frame")
+    top = float(frame.get("y"))
+    paths = [p.get("d") for p in root.iter(NS + "path") if p.get("class") == "series"]
+    points = [[tuple(map(float, xy)) for xy in re.findall(r"([\d.]+) ([\d.]+)", d)]
+              for d in paths]
+    return (top, top + float(frame.get("height"))), points
 
 
 def translation():
@@ -38,6 +54,8 @@ def test_alignment_svg_is_a_standalone_file(tmp_path):
     svg = alignment_svg(translation(), "cba", SRC, TGT, path)
     assert path.read_text() == svg and svg.startswith("<svg") and "cba → zyx" in svg
     assert svg.count('class="cell"') == 16
+    for words in (">output</text>", ">input</text>", ">attention weight</text>"):
+        assert words in svg
 
 
 def test_end_of_sequence_label_has_a_glyph_in_common_fonts(tmp_path):
@@ -59,6 +77,23 @@ def test_by_length_outputs(tmp_path):
     assert "exact match vs source length" in by_length_text(results)
     by_length_svg(results, tmp_path / "p.svg")
     assert (tmp_path / "p.svg").read_text().count('class="series"') == 2
+    (top, bottom), (_, attention) = series_points((tmp_path / "p.svg").read_text())
+    assert attention[0][1] > top + 3  # exact match 1.0 shows above the frame, not on it
+
+
+def test_training_curves_say_what_each_line_is_and_keep_1_0_off_the_frame(tmp_path):
+    state = SimpleNamespace(curve=[(25 * k, 2.0 / k) for k in range(1, 26)],
+                            history=[{"step": 313, "val_exact": 1.0},
+                                     {"step": 626, "val_exact": 1.0}])
+    svg = curves_svg(state, tmp_path / "training.svg")
+    for words in ("training: loss and held-out exact match",
+                  "loss per token / exact match (fraction)", "step"):
+        assert f">{words}</text>" in svg
+    (top, bottom), (loss, exact) = series_points(svg)
+    assert all(top < y < bottom for _, y in exact)  # not hidden in the frame line
+    low = SimpleNamespace(curve=[(1, 0.5), (2, 0.2)], history=[{"step": 2, "val_exact": 1.0}])
+    (top, _), (_, exact) = series_points(curves_svg(low, tmp_path / "low.svg"))
+    assert exact[0][1] > top + 3  # with every loss below 1, 1.0 is still inside
 
 
 def test_diagonality():

@@ -32,6 +32,18 @@ def reverse_model():
     return trainer
 
 
+def test_a_run_that_misses_its_target_says_so_and_how_to_go_on(tmp_path):
+    lines = []
+    trainer = quick("reverse", n_train=64, n_val=20, epochs=1)  # far too short to get there
+    trainer.run(log=lines.append, folder=tmp_path)
+    exact = 100 * trainer.state.history[-1]["val_exact"]
+    assert exact < 99 and trainer.state.done
+    assert lines[-1].startswith(f"stopped after 1 epoch at {exact:.1f}% held-out exact match "
+                                f"(target 99% not reached)")
+    assert "start a new run with more --epochs" in lines[-1]  # --resume: finished runs stay so
+    assert Trainer.resume(tmp_path).state.done
+
+
 @pytest.mark.slow
 def test_copy_reaches_99_percent():
     trainer = quick("copy")
