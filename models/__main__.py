@@ -1,11 +1,15 @@
-"""``python -m models``: see ``models/cli.py`` (no arguments: the main demo)."""
+"""``python -m models``: see ``models/cli.py`` (no arguments: the main demo).
+
+Only running this file as a program starts the CLI and sets glibc's malloc thresholds
+(process-wide, see ``models/malloc.py``); importing it does neither.
+"""
 import sys
 
-try:
-    from models.cli import main
-    from models.malloc import keep_freed_memory
-except KeyboardInterrupt:  # Ctrl-C while NumPy and the models load: no traceback
-    sys.exit(130)
-
-keep_freed_memory()  # this process is ours: let glibc keep freed memory for the next step
-sys.exit(main())
+if __name__ == "__main__":
+    try:
+        from models.cli import main
+        from models.malloc import keep_freed_memory
+    except KeyboardInterrupt:  # Ctrl-C while NumPy and the models load: no traceback
+        sys.exit(130)
+    keep_freed_memory()  # this process is ours: let glibc keep freed memory for the next step
+    sys.exit(main())

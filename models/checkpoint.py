@@ -103,7 +103,7 @@ def _index_path(path) -> str:
 def _read_index(path: str, given=None) -> dict:
     """The parsed index at ``path``; ``given`` is what the user named (for the messages)."""
     given = path if given is None else os.fspath(given)
-    expected = (f"expected a checkpoint folder written by 'python -m models train' (holding "
+    expected = ("expected a checkpoint folder written by 'python -m models train' (holding "
                 f"{INDEX}), its {INDEX}, or its weights .npz file")
     if not os.path.exists(path):
         where = (f"{path} not found" if given == path or not os.path.exists(given) else
@@ -139,7 +139,7 @@ def _load_arrays(index: dict, folder: str, kind: str) -> dict:
         raise CheckpointError(f"checkpoint: {e}") from None
     if index.get(kind + "_sha256") not in (None, _sha256(path)):
         raise CheckpointError(f"checkpoint: {path} does not match the digest in {INDEX} "
-                              f"(the file was changed or replaced after saving)")
+                              "(the file was changed or replaced after saving)")
     bad = sorted(k for k, a in arrays.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
     if bad:  # NaN or inf weights would decode to garbage without a word
         raise CheckpointError(f"checkpoint: non-finite values (NaN or inf) in {bad} of {path}")
@@ -177,5 +177,5 @@ def load_optimizer_state(path) -> dict:
     index = _read_index(index_path, path)
     if "optimizer" not in index:
         raise CheckpointError(f"checkpoint: {index_path} holds no optimizer state (it was not "
-                              f"saved by training), so it cannot be resumed")
+                              "saved by training), so it cannot be resumed")
     return _load_arrays(index, os.path.dirname(index_path), "optimizer")

@@ -145,7 +145,7 @@ def _train_folder(a) -> str:
         if not a.overwrite:
             raise ValueError(f"train: {a.out} already holds a checkpoint. To continue that "
                              f"run: --resume {a.out}; to replace it: --overwrite; or choose "
-                             f"another --out")
+                             "another --out")
         print(f"--overwrite: the checkpoint in {a.out} is replaced when this run saves its first")
     return writable_folder(a.out)
 
@@ -177,12 +177,12 @@ def cmd_train(a) -> None:
         if ignored:
             raise ValueError(f"train: --resume continues {a.resume} with the settings it was saved "
                              f"with, so {ignored} would be ignored: drop it (or start a new run "
-                             f"with --out NEW_DIR)")
+                             "with --out NEW_DIR)")
         trainer = Trainer.resume(a.resume)
         out, st = a.resume, trainer.state
         if st.done:
             print(f"{out} holds a finished run (after epoch {st.epoch}, step {st.step}): "
-                  f"nothing to resume")
+                  "nothing to resume")
             return
         print(f"resuming {out} at epoch {st.epoch + 1}, step {st.step}")
     else:
@@ -205,7 +205,7 @@ def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0
     for t in texts:
         if not t.strip():
             raise ValueError("translate: empty text; give at least one character to translate")
-    src, mask = pad_batch([src_vocab.encode(t) for t in texts])
+    src, mask = pad_batch([src_vocab.encode(t) for t in texts])  # (B, S) each
     outs = (model.beam(src, beam, length_penalty, max_len, mask) if beam
             else model.greedy(src, max_len, mask))
     return list(zip(texts, outs))
@@ -247,7 +247,7 @@ def cmd_demo(a) -> None:
                       epochs=10, target=0.99, min_epochs=2, seed=a.seed)
     trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
     out = _fresh(a.out)
-    print(f"Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
+    print("Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
           f"dates:\n{len(trainer.data.train)} training pairs such as "
           f"{trainer.data.train[0][0]!r} -> {trainer.data.train[0][1]!r}; "
           f"stop at 99% exact match on {len(trainer.data.val)} held-out dates.")
@@ -260,9 +260,9 @@ def cmd_demo(a) -> None:
         while text in seen:
             text = format_date(random_date(rng), fmt, case)
         texts.append(text)
-    print(f"\nUnseen dates. Rows: output characters; columns: input characters (<eos> = end "
-          f"of sequence);\na dark cell is where the decoder looked while writing that row's "
-          f"character.\n")
+    print("\nUnseen dates. Rows: output characters; columns: input characters (<eos> = end "
+          "of sequence);\na dark cell is where the decoder looked while writing that row's "
+          "character.\n")
     show(translate_texts(trainer.model, trainer.data.src_vocab, trainer.data.tgt_vocab, texts),
          trainer.data.src_vocab, trainer.data.tgt_vocab, True, out)
     print(f"total time {fmt_time(time.perf_counter() - started)}; try: python -m models translate "

@@ -40,7 +40,7 @@ def exact_by_length(model: Seq2Seq, data, pairs, max_len: int, batch_size: int =
     pairs = sorted(pairs, key=lambda p: len(p[0]))
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
-        src, mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])
+        src, mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])  # (B, S) each
         for (s, want), out in zip(chunk, model.greedy(src, max_len, mask)):
             right[len(s)] += data.tgt_vocab.decode(out.tokens) == want
             count[len(s)] += 1

@@ -64,7 +64,7 @@ class Vocab:
         unknown = sorted({c for c in text if c not in self._stoi})
         if unknown:
             warnings.warn(f"Vocab.encode: unknown character(s) {''.join(unknown)!r} in {text!r} "
-                          f"mapped to <unk>", stacklevel=2)
+                          "mapped to <unk>", stacklevel=2)
         ids = [self._stoi.get(c, UNK) for c in text]
         return ids + [EOS] if add_eos else ids
 
@@ -137,12 +137,6 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 CASES = ("title", "lower", "upper")  # applied to the whole string; digits are unaffected
 
 
-def expand_two_digit_year(yy: int) -> int:
-    """The rule for "yy": 50-99 -> 19yy, 00-49 -> 20yy. It covers DATE_MIN..DATE_MAX exactly,
-    so a two-digit year never names two dates of the task."""
-    return 1900 + yy if yy >= 50 else 2000 + yy
-
-
 def _ordinal(day: int) -> str:
     """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd"."""
     suffix = "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
@@ -168,6 +162,8 @@ _DATE_FORMATS: dict[str, Callable[[dt.date], str]] = {
     "weekday_month_d_yyyy": lambda d: f"{_wday(d)}, {_month(d)} {d.day}, {d.year}",
     "wkd_d_mon_yyyy": lambda d: f"{_wday(d)[:3]}, {d.day} {_month(d)[:3]} {d.year}",
     "dth_of_month_yyyy": lambda d: f"{_ordinal(d.day)} of {_month(d)} {d.year}",
+    # "yy" reads 50-99 as 19yy, 00-49 as 20yy: that covers DATE_MIN..DATE_MAX exactly, so a
+    # two-digit year never names two dates of the task.
     "d/m/yy": lambda d: f"{d.day}/{d.month}/{d.year % 100:02d}",
     "dd/mm/yyyy": lambda d: f"{d.day:02d}/{d.month:02d}/{d.year}",
     "dd.mm.yyyy": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
@@ -299,9 +295,9 @@ def batches(pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
         raise ValueError(f"batches: batch_size must be >= 1, got {batch_size}")
     if shuffle and rng is None:
         raise ValueError("batches: shuffle=True needs rng=np.random.default_rng(seed)")
-    order = rng.permutation(len(pairs)) if shuffle else np.arange(len(pairs))
+    order = rng.permutation(len(pairs)) if shuffle else np.arange(len(pairs))  # (len(pairs),)
     for start in range(0, len(pairs), batch_size):
         chunk = [pairs[i] for i in order[start: start + batch_size]]
-        src, src_mask = pad_batch([src_vocab.encode(s) for s, _ in chunk])
-        tgt, tgt_mask = pad_batch([tgt_vocab.encode(t) for _, t in chunk])
+        src, src_mask = pad_batch([src_vocab.encode(s) for s, _ in chunk])  # (B, S) each
+        tgt, tgt_mask = pad_batch([tgt_vocab.encode(t) for _, t in chunk])  # (B, T) each
         yield Batch(src, src_mask, tgt, tgt_mask)

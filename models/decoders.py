@@ -63,13 +63,15 @@ def masked_mean(encoded: Encoded) -> mg.Tensor:
 
 
 class Context(NamedTuple):
-    """Per-batch constants of a decoder (computed once in ``start``)."""
+    """Per-batch constants of a decoder (computed once in ``start``). G is the cell's gate
+    width: 3H for a GRU, 4H for an LSTM."""
     keys: mg.Tensor              # (B, S, K) annotations
     mask: np.ndarray | None      # (B, S) True = real; None when nothing is padding
     projected: mg.Tensor | None  # (B, S, ·) the score's key projection
-    table: mg.Tensor             # (3H, V) column y: W_ih^emb E[y] + b_ih, see input_table
-    W_extra: mg.Tensor | None    # (3H, ·) the GRU input weights for the rest of its input
-    fixed: mg.Tensor | None = None  # (B, K) PlainDecoder's fixed context vector
+    table: mg.Tensor             # (G, V) column y: W_ih^emb E[y] + b_ih, see input_table
+    W_extra: mg.Tensor | None    # (G, ·) the cell's input weights for the rest of its input
+    fixed: mg.Tensor | None = None     # (B, K) PlainDecoder's fixed context vector c
+    gi_fixed: mg.Tensor | None = None  # (B, G) PlainDecoder's W_extra c, the same at every step
 
 
 class Decoder(Module):
@@ -78,7 +80,7 @@ class Decoder(Module):
     starts with the embedding) and ``out`` (the output Linear)."""
 
     def _input_table(self) -> tuple:
-        """(table (G, V), W_extra (G, I − E)): the GRU's input weights split at the embedding."""
+        """(table (G, V), W_extra (G, I − E)): the cell's input weights split at the embedding."""
         E = self.embedding.weight.shape[1]
         W = self.cell.weight_ih                                          # (G, E + ·)
         table = input_table(self.embedding.weight, W, self.cell.bias_ih, slice(0, E))  # (G, V)
@@ -87,12 +89,13 @@ class Decoder(Module):
     def _embedded_input(self, ctx: Context, y_prev) -> mg.Tensor:
         """W_ih^emb E[y_{t−1}] + b_ih (B, G): columns y_prev of the table."""
         onehot = one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype, "targets")  # (B, V)
-        return F.linear(onehot, ctx.table)
+        return F.linear(onehot, ctx.table)                               # (B, G)
 
     def logits(self, features) -> mg.Tensor:
         """W_o [features] + b_o: (B, V) from one step, (B, T, V) from stacked steps."""
+        # [s_t ; c_t] (B, [T,] H+K); Luong's features are h̃_t alone (B, [T,] H)
         x = features[0] if len(features) == 1 else mg.concatenate(list(features), axis=-1)
-        return self.out(x)
+        return self.out(x)                                               # (B, [T,] V)
 
     def forward(self, encoded: Encoded, tgt_in: np.ndarray, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:
@@ -112,7 +115,7 @@ class Decoder(Module):
             if t > 0 and teacher_forcing < 1:
                 with mg.no_grad():
                     guess = self.logits(steps[-1]).data.argmax(axis=-1)  # (B,)
-                y = np.where(rng.random(B) < teacher_forcing, y, guess)
+                y = np.where(rng.random(B) < teacher_forcing, y, guess)  # (B,)
             state, features, alpha = self.step(y, state, ctx, t)
             steps.append(features)
             weights.append(alpha)
@@ -127,7 +130,9 @@ class PlainDecoder(Decoder):
     """No attention: the Cho et al. 2014 / Sutskever et al. baseline. One fixed vector
     ``c = [→h_{S_b} ; ←h_1]`` (the encoder's final states) stands for the whole source::
 
-        s_0 = tanh(W_init c),   s_t = GRU([E y_{t−1} ; c], s_{t−1}),   p(y_t) = softmax(W_o [s_t ; c] + b_o)
+        s_0 = tanh(W_init c + b_init)
+        s_t = GRU([E y_{t−1} ; c], s_{t−1})
+        p(y_t | y_<t, x) = softmax(W_o [s_t ; c] + b_o)
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
@@ -141,15 +146,15 @@ class PlainDecoder(Decoder):
 
     def start(self, encoded: Encoded) -> tuple:
         c = encoded.final                                                # (B, K)
-        table, W_c = self._input_table()
+        table, W_c = self._input_table()                                 # (3H, V), (3H, K)
         gi_c = F.linear(c, W_c)  # (B, 3H): the same at every step, so computed once
-        ctx = Context(encoded.annotations, None, None, table, gi_c, c)
-        return (mg.tanh(self.init(c)),), ctx
+        ctx = Context(encoded.annotations, None, None, table, W_c, fixed=c, gi_fixed=gi_c)
+        return (mg.tanh(self.init(c)),), ctx                            # s_0 (B, H)
 
     def step(self, y_prev, state, ctx, t):
-        (s,) = state
-        gi = self._embedded_input(ctx, y_prev) + ctx.W_extra             # (B, 3H)
-        s = self.cell.step(gi, s)                                        # (B, H)
+        (s,) = state                                                     # s_{t−1} (B, H)
+        gi = self._embedded_input(ctx, y_prev) + ctx.gi_fixed            # (B, 3H)
+        s = self.cell.step(gi, s)                                        # s_t (B, H)
         return (s,), (s, ctx.fixed), None
 
 
@@ -160,7 +165,7 @@ class BahdanauDecoder(Decoder):
         α_t  = softmax(e_t),   c_t = Σ_j α_tj h_j
         s_t  = GRU([E y_{t−1} ; c_t], s_{t−1})
         p(y_t | y_<t, x) = softmax(W_o [s_t ; c_t] + b_o)
-        s_0  = tanh(W_init · mean_j h_j)   (mean over the real positions)
+        s_0  = tanh(W_init · mean_j h_j + b_init)   (mean over the real positions)
 
     ``score`` is any of SCORES; ``attn_dim`` is A for the additive and concat scores.
     """
@@ -177,8 +182,8 @@ class BahdanauDecoder(Decoder):
 
     def start(self, encoded: Encoded) -> tuple:
         keys = encoded.annotations                                       # (B, S, K)
-        mask = None if encoded.mask.all() else encoded.mask
-        table, W_c = self._input_table()
+        mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
+        table, W_c = self._input_table()                                 # (3H, V), (3H, K)
         ctx = Context(keys, mask, self.attention.project_keys(keys), table, W_c)
         return (mg.tanh(self.init(masked_mean(encoded))),), ctx         # s_0 (B, H)
 

@@ -1,6 +1,7 @@
 """Greedy and beam-search decoding, batched, with each example's alignment matrix.
 
-Shape letters: B batch, K beam size, S source length, V target vocabulary.
+Shape letters: B batch, K beam size, S source length, V target vocabulary, L decoded length
+(t while decoding; a translation's T_out).
 
 Both run the decoder one step at a time under ``no_grad`` (``Decoder.start`` / ``step`` /
 ``logits``) and stop when every sequence has produced EOS or after ``max_len`` tokens.
@@ -46,17 +47,17 @@ def _results(tokens, alphas, logps, mask) -> list:
     """Cut each row at its first EOS. tokens, logps (B, L); alphas (B, L, S) or None."""
     out = []
     for b in range(tokens.shape[0]):
-        eos = np.flatnonzero(tokens[b] == EOS)
+        eos = np.flatnonzero(tokens[b] == EOS)                       # positions of EOS in row b
         n = eos[0] + 1 if eos.size else tokens.shape[1]
         S_b = int(mask[b].sum())
-        weights = None if alphas is None else alphas[b, :n, :S_b].copy()
+        weights = None if alphas is None else alphas[b, :n, :S_b].copy()  # (n, S_b)
         out.append(Translation([int(i) for i in tokens[b, :n]], weights, float(logps[b, :n].sum())))
     return out
 
 
 def _log_probs(model, features) -> np.ndarray:
     """log p(y | y_<t, x) (B, V) in float64; PAD and BOS are never emitted (log p = −inf)."""
-    logp = F.log_softmax(model.decoder.logits(features)).data.astype(np.float64)
+    logp = F.log_softmax(model.decoder.logits(features)).data.astype(np.float64)  # (B, V)
     logp[:, [PAD, BOS]] = -np.inf
     return logp
 
@@ -70,15 +71,15 @@ def greedy(model, src, max_len: int = 32, src_mask=None) -> list:
         encoded = model.encoder(src, src_mask)
         state, ctx = model.decoder.start(encoded)
         y = np.full(B, BOS, dtype=np.int64)                             # (B,)
-        done = np.zeros(B, dtype=bool)
+        done = np.zeros(B, dtype=bool)                                  # (B,)
         tokens, logps, alphas = [], [], []
         for t in range(max_len):
             state, features, alpha = model.decoder.step(y, state, ctx, t)
             logp = _log_probs(model, features)                          # (B, V)
-            y = logp.argmax(axis=-1)
-            tokens.append(np.where(done, PAD, y))
-            logps.append(np.where(done, 0.0, logp[np.arange(B), y]))
-            alphas.append(None if alpha is None else alpha.data)
+            y = logp.argmax(axis=-1)                                    # (B,)
+            tokens.append(np.where(done, PAD, y))                       # (B,)
+            logps.append(np.where(done, 0.0, logp[np.arange(B), y]))    # (B,)
+            alphas.append(None if alpha is None else alpha.data)        # (B, S)
             done |= y == EOS
             if done.all():
                 break
@@ -88,7 +89,7 @@ def greedy(model, src, max_len: int = 32, src_mask=None) -> list:
 
 def _repeat(encoded: Encoded, K: int) -> Encoded:
     """Each example's encoding K times in a row: (B, ...) -> (B·K, ...)."""
-    rows = np.repeat(np.arange(encoded.mask.shape[0]), K)
+    rows = np.repeat(np.arange(encoded.mask.shape[0]), K)  # (B·K,): 0, 0, .., 1, 1, ..
     return Encoded(encoded.annotations[rows], encoded.mask[rows], encoded.final[rows])
 
 
@@ -106,44 +107,44 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
     if not isinstance(beam_size, (int, np.integer)) or beam_size < 1:
         raise ValueError(f"beam_search: beam_size must be a positive int, got {beam_size!r}")
     if not (np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
-        raise ValueError(f"beam_search: length_penalty must be a finite number >= 0, "
+        raise ValueError("beam_search: length_penalty must be a finite number >= 0, "
                          f"got {length_penalty}")
     B, K = src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)
     with mg.no_grad():
         state, ctx = model.decoder.start(_repeat(model.encoder(src, src_mask), K))
-        scores = np.full((B, K), -np.inf)
+        scores = np.full((B, K), -np.inf)                              # (B, K) total log p
         scores[:, 0] = 0.0                                             # one live hypothesis at first
-        finished = np.zeros((B, K), dtype=bool)
+        finished = np.zeros((B, K), dtype=bool)                        # (B, K)
         tokens = np.zeros((B, K, 0), dtype=np.int64)                  # (B, K, t)
         logps = np.zeros((B, K, 0))                                   # (B, K, t)
         alphas = None
-        y = np.full(B * K, BOS, dtype=np.int64)
+        y = np.full(B * K, BOS, dtype=np.int64)                        # (B·K,)
         for t in range(max_len):
             state, features, alpha = model.decoder.step(y, state, ctx, t)
-            logp = _log_probs(model, features).reshape(B, K, V)
+            logp = _log_probs(model, features).reshape(B, K, V)        # (B, K, V)
             logp[finished] = -np.inf                                   # a finished hypothesis
             logp[finished, PAD] = 0.0                                  # only carries on, at no cost
             cand = (scores[:, :, None] + logp).reshape(B, K * V)      # (B, K·V)
             top = np.argsort(-cand, axis=1, kind="stable")[:, :K]     # (B, K)
             beam, tok = top // V, top % V                              # (B, K) each
-            scores = np.take_along_axis(cand, top, axis=1)
+            scores = np.take_along_axis(cand, top, axis=1)             # (B, K)
             rows = (first * K + beam).reshape(-1)                      # (B·K,) parent rows
-            state = tuple(s[rows] for s in state)
+            state = tuple(s[rows] for s in state)                      # each (B·K, ·)
             step_logp = logp[first, beam, tok]                         # (B, K)
-            tokens = np.concatenate([tokens[first, beam], tok[:, :, None]], axis=2)
-            logps = np.concatenate([logps[first, beam], step_logp[:, :, None]], axis=2)
+            tokens = np.concatenate([tokens[first, beam], tok[:, :, None]], axis=2)       # (B, K, t+1)
+            logps = np.concatenate([logps[first, beam], step_logp[:, :, None]], axis=2)   # (B, K, t+1)
             if alpha is not None:
                 a = alpha.data.reshape(B, K, 1, -1)                    # (B, K, 1, S)
                 alphas = a[first, beam] if alphas is None else np.concatenate(
                     [alphas[first, beam], a[first, beam]], axis=2)      # (B, K, t+1, S)
-            finished = finished[first, beam] | (tok == EOS)
-            y = tok.reshape(-1)
+            finished = finished[first, beam] | (tok == EOS)            # (B, K)
+            y = tok.reshape(-1)                                        # (B·K,)
             if finished.all():
                 break
     lengths = np.where(finished, (tokens != PAD).sum(axis=2), tokens.shape[2])  # (B, K)
-    ranked = scores / length_penalty_gnmt(lengths, length_penalty) + np.where(finished, 0, -1e9)
+    ranked = scores / length_penalty_gnmt(lengths, length_penalty) + np.where(finished, 0, -1e9)  # (B, K)
     best = ranked.argmax(axis=1)                                       # (B,)
-    pick = (np.arange(B), best)
+    pick = (np.arange(B), best)                                        # index of (B, K) -> (B,)
     weights = None if alphas is None else alphas[pick]                 # (B, L, S)
     return _results(tokens[pick], weights, logps[pick], src_mask)

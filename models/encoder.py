@@ -1,10 +1,15 @@
 """The padding-aware bidirectional GRU encoder of Bahdanau et al.
 
-Shape letters: B batch, S source length, E embedding size, H hidden size per direction.
+Shape letters: B batch, S source length, V source vocabulary, E embedding size, H hidden size
+per direction.
 
 Each source position j gets an *annotation* ``h_j = [→h_j ; ←h_j]`` (B, S, 2H): the forward GRU
 has read x_1..x_j, the backward GRU x_j..x_{S_b} (S_b = sequence b's own length), so h_j
 summarises the whole sentence with a focus around x_j.
+
+Indexing. The formulas count positions from 1, as the papers do (x_1 .. x_{S_b}); the arrays
+count from 0, so h_j is ``annotations[:, j − 1]``, and the final states →h_{S_b} and ←h_1 are
+the ones at 0-based positions S_b − 1 and 0.
 
 Padding. Sources are right-padded. The forward direction runs over the padding but keeps its
 state there (``h ← where(real, h_new, h)``); the backward direction starts from zeros and, by
@@ -31,17 +36,17 @@ class Encoded(NamedTuple):
     """What the encoder hands to a decoder."""
     annotations: mg.Tensor  # (B, S, 2H), zero at padding
     mask: np.ndarray        # (B, S) bool, True = real token
-    final: mg.Tensor        # (B, 2H): [forward state at the last real token; backward at 0]
+    final: mg.Tensor        # (B, 2H): [→h_{S_b} ; ←h_1], from 0-based positions S_b − 1 and 0
 
 
 def check_source(src, mask=None) -> tuple[np.ndarray, np.ndarray]:
     """Validate ``src (B, S)`` integer ids and ``mask`` (derived as src != PAD when None)."""
-    src = np.asarray(src)
+    src = np.asarray(src)                                         # (B, S)
     if src.ndim != 2 or src.dtype.kind not in "iu":
         raise ValueError(f"source: expected integer ids of shape (B, S), got {src.dtype} {src.shape}")
     if src.shape[1] == 0 or src.shape[0] == 0:
         raise ValueError(f"source: empty batch of shape {src.shape}")
-    mask = src != PAD if mask is None else np.asarray(mask, dtype=bool)
+    mask = src != PAD if mask is None else np.asarray(mask, dtype=bool)  # (B, S)
     if mask.shape != src.shape:
         raise ValueError(f"source: mask of shape {mask.shape} vs ids of shape {src.shape}")
     if not mask[:, 0].all():
@@ -60,7 +65,7 @@ def one_hot(ids, n: int, dtype, role: str) -> np.ndarray:
     if ids.size and (ids.min() < 0 or ids.max() >= n):
         bad = ids[(ids < 0) | (ids >= n)][0]
         raise ValueError(f"{role}: token id {bad} is out of range for a vocabulary of {n}")
-    return np.eye(n, dtype=dtype)[ids]
+    return np.eye(n, dtype=dtype)[ids]  # (..., n)
 
 
 def input_table(embedding, weight_ih, bias_ih, columns: slice = slice(None)) -> mg.Tensor:
@@ -95,8 +100,8 @@ class BiGRUEncoder(Module):
         outputs = [None] * onehot.shape[0]
         for t in order:
             h_new = cell.step(F.linear(onehot[t], table), h)  # (B, H)
-            real = mask[:, t]
-            h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # hold at padding
+            real = mask[:, t]                                 # (B,)
+            h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # (B, H); held at padding
             outputs[t] = h
         return outputs, h
 
@@ -106,9 +111,10 @@ class BiGRUEncoder(Module):
         S = src.shape[1]
         V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype
         onehot = one_hot(src.T, V, dtype, "source")  # (S, B, V), time first: onehot[t] is contiguous
-        fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S))
-        bwd, h_first = self._run(self.backward_cell, onehot, mask, range(S - 1, -1, -1))
-        annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)], axis=2)
+        fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S))   # S × (B, H), (B, H)
+        bwd, h_first = self._run(self.backward_cell, onehot, mask, range(S - 1, -1, -1))  # the same
+        annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)],
+                                     axis=2)                                     # (B, S, 2H)
         if not mask.all():  # the forward direction held its state over the padding: zero it
             annotations = annotations * mask[:, :, None].astype(annotations.dtype)  # (B, S, 2H)
         final = mg.concatenate([h_last, h_first], axis=1)  # (B, 2H)

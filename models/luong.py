@@ -34,7 +34,8 @@ class LuongDecoder(Decoder):
     """Luong's decoder with a GRU (default) or an LSTM (``cell="lstm"``, as in the paper).
 
     State: ``(s, h̃)`` for the GRU, ``(h, c, h̃)`` for the LSTM (h̃ only with input feeding).
-    ``s_0 = tanh(W_init · mean_j h_j)`` as in ``BahdanauDecoder``; the LSTM's memory starts at 0.
+    ``s_0 = tanh(W_init · mean_j h_j + b_init)`` as in ``BahdanauDecoder``; the LSTM's memory
+    starts at 0.
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
@@ -63,10 +64,11 @@ class LuongDecoder(Decoder):
 
     def start(self, encoded):
         keys = encoded.annotations                                       # (B, S, K)
-        mask = None if encoded.mask.all() else encoded.mask
-        table, W_feed = self._input_table()
+        mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
+        table, W_feed = self._input_table()                              # (G, V), (G, H) or None
         ctx = Context(keys, mask, self.attention.project_keys(keys), table, W_feed)
         s0 = mg.tanh(self.init(masked_mean(encoded)))                    # (B, H)
+        # (s_0,) for the GRU, (s_0, c_0 = 0) for the LSTM; each (B, H)
         state = (s0,) if isinstance(self.cell, GRUCell) else (s0, mg.Tensor(np.zeros_like(s0.data)))
         if self.input_feeding:
             state += (mg.Tensor(np.zeros_like(s0.data)),)                # h̃_0 = 0
@@ -75,20 +77,20 @@ class LuongDecoder(Decoder):
     def step(self, y_prev, state, ctx, t):
         gi = self._embedded_input(ctx, y_prev)                           # (B, G)
         if self.input_feeding:
-            *rnn, h_tilde = state
-            gi = gi + F.linear(h_tilde, ctx.W_extra)                     # + W_ih^feed h̃_{t−1}
+            *rnn, h_tilde = state                                        # h̃_{t−1} (B, H)
+            gi = gi + F.linear(h_tilde, ctx.W_extra)                     # (B, G): + W_ih^feed h̃_{t−1}
         else:
             rnn = list(state)
         if isinstance(self.cell, GRUCell):
-            rnn = (self.cell.step(gi, rnn[0]),)
+            rnn = (self.cell.step(gi, rnn[0]),)                          # (s_t,) (B, H)
         else:
-            rnn = self.cell.step(gi, tuple(rnn))
+            rnn = self.cell.step(gi, tuple(rnn))                         # (h_t, c_t) each (B, H)
         s = rnn[0]                                                       # s_t (B, H)
-        if self.local and not self.attention.predictive:               # local-m: p_t = t
+        if self.local and not self.attention.predictive:                # local-m: p_t = t
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, position=t,
-                                      projected=ctx.projected)
+                                      projected=ctx.projected)           # (B, K), (B, S)
         else:                                                  # global, or local-p (predicts p_t)
-            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)
+            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)  # (B, K), (B, S)
         h_tilde = mg.tanh(self.combine(mg.concatenate([c, s], axis=-1)))  # (B, H)
-        state = tuple(rnn) + ((h_tilde,) if self.input_feeding else ())
+        state = tuple(rnn) + ((h_tilde,) if self.input_feeding else ())  # each (B, H)
         return state, (h_tilde,), alpha

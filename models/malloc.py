@@ -10,9 +10,14 @@ its graph, is hardly affected.
 
 ``keep_freed_memory()`` raises both thresholds, so freed blocks stay in the heap and the next
 step reuses them. The peak memory does not change (measured); what a run freed stays with the
-process until it exits. It is process-wide, so the library never calls it when imported: the
-programs that own their process do (``python -m models``, ``python -m benchmarks``). Where it is
-not possible (another C library) it does nothing and returns False.
+process until it exits. Where it is not possible (another C library) it does nothing and
+returns False.
+
+Note: the setting is process-wide and irreversible (nothing here restores glibc's defaults).
+It is meant for programs that own their process -- the CLI (``python -m models``) and the
+benchmarks (``python -m benchmarks``) -- not for library or notebook code, where it would
+change the memory behaviour of everything else in the process. No module calls it on import
+(``tests/models/test_imports.py`` checks).
 """
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def curves_svg(state, path) -> str:
     if state.history:
         series["held-out exact match (per epoch)"] = ([h["step"] for h in state.history],
                                           [h["val_exact"] for h in state.history])
-    ys = np.concatenate([np.asarray(y, dtype=float) for _, y in series.values()])
+    ys = np.concatenate([np.asarray(y, dtype=float) for _, y in series.values()])  # every y plotted
     top = max([1.0] + list(ys[np.isfinite(ys)]))  # room above exact match 1.0 and the loss
     return line_plot_svg(series, path=path, title="training: loss and held-out exact match",
                          xlabel="step", ylabel="loss per token / exact match (fraction)",
@@ -101,5 +101,5 @@ def diagonality(weights: np.ndarray, anti: bool = False) -> float:
     (or S − 1 − t), over rows t < min(T, S)."""
     T, S = weights.shape
     n = min(T, S)
-    want = np.arange(n) if not anti else S - 1 - np.arange(n)
+    want = np.arange(n) if not anti else S - 1 - np.arange(n)  # (n,) the diagonal's columns
     return float(np.mean(weights[:n].argmax(axis=1) == want))

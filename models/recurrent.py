@@ -1,5 +1,7 @@
 """Recurrent cells: GRU and LSTM, with ``torch.nn.GRUCell`` / ``torch.nn.LSTMCell``'s equations,
-parameter names and weight layout, composed from minigrad ops (so backward comes for free).
+parameter names and weight layout. The LSTM step is composed from minigrad ops (so backward
+comes for free); the GRU step is, by default, one fused op with a hand-written backward, and
+its composed version is kept as the reference (see the last paragraph).
 
 Shape letters: B batch, I input size, H hidden size.
 
@@ -93,7 +95,7 @@ class GRUCell(_Cell):
         self.reset_after, self.fused = reset_after, fused
 
     def zero_state(self, batch: int) -> mg.Tensor:
-        return mg.Tensor(np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype))
+        return mg.Tensor(np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype))  # (B, H)
 
     def step(self, gi, h) -> mg.Tensor:
         """h' from the projected input ``gi = W_ih x + b_ih (B, 3H)`` and ``h (B, H)``."""
@@ -112,10 +114,10 @@ class GRUCell(_Cell):
             r, z = rz[:, :H], rz[:, H:]                           # (B, H) each
             n = mg.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])        # (B, H)
         else:
-            W_rz, W_n = self.weight_hh[:2 * H], self.weight_hh[2 * H:]
-            b_rz, b_n = self.bias_hh[:2 * H], self.bias_hh[2 * H:]
+            W_rz, W_n = self.weight_hh[:2 * H], self.weight_hh[2 * H:]  # (2H, H), (H, H)
+            b_rz, b_n = self.bias_hh[:2 * H], self.bias_hh[2 * H:]      # (2H,), (H,)
             rz = mg.sigmoid(gi[:, :2 * H] + F.linear(h, W_rz, b_rz))  # (B, 2H)
-            r, z = rz[:, :H], rz[:, H:]
+            r, z = rz[:, :H], rz[:, H:]                               # (B, H) each
             n = mg.tanh(gi[:, 2 * H:] + F.linear(r * h, W_n, b_n))   # (B, H)
         return n + z * (h - n)  # (B, H); = (1 − z) ⊙ n + z ⊙ h with one op fewer
 
@@ -133,12 +135,12 @@ class LSTMCell(_Cell):
     gates = 4
 
     def zero_state(self, batch: int) -> tuple:
-        zeros = np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype)
+        zeros = np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype)  # (B, H)
         return mg.Tensor(zeros), mg.Tensor(zeros.copy())
 
     def step(self, gi, state) -> tuple:
         """(h', c') from the projected input ``gi (B, 4H)`` and ``state = (h, c)``."""
-        h, c = state
+        h, c = state                                             # (B, H) each
         self._check_hidden(h)
         H = self.hidden_size
         gates = gi + F.linear(h, self.weight_hh, self.bias_hh)   # (B, 4H)
@@ -146,4 +148,4 @@ class LSTMCell(_Cell):
         i, f, o = sig[:, :H], sig[:, H:2 * H], sig[:, 3 * H:]    # (B, H) each
         g = mg.tanh(gates[:, 2 * H:3 * H])                       # (B, H)
         c = f * c + i * g                                        # (B, H)
-        return o * mg.tanh(c), c
+        return o * mg.tanh(c), c                                 # h' (B, H), c' (B, H)

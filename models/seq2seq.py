@@ -81,7 +81,7 @@ class ModelConfig:
 
 def decoder_inputs(tgt: np.ndarray) -> np.ndarray:
     """BOS, y_1 .. y_{T−1}: the targets shifted right by one, (B, T)."""
-    return np.concatenate([np.full((tgt.shape[0], 1), BOS, dtype=tgt.dtype), tgt[:, :-1]], axis=1)
+    return np.concatenate([np.full((tgt.shape[0], 1), BOS, dtype=tgt.dtype), tgt[:, :-1]], axis=1)  # (B, T)
 
 
 class Seq2Seq(Module):
@@ -108,7 +108,7 @@ class Seq2Seq(Module):
                 rng: np.random.Generator | None = None) -> tuple:
         """Logits (B, T, V) for targets ``tgt (B, T)`` and the alignment (B, T, S) or None."""
         src, src_mask = check_source(src, src_mask)
-        tgt = np.asarray(tgt)
+        tgt = np.asarray(tgt)                                            # (B, T)
         if tgt.ndim != 2 or tgt.dtype.kind not in "iu":
             raise ValueError(f"targets: expected integer ids of shape (B, T), got {tgt.dtype} {tgt.shape}")
         if tgt.shape[0] != src.shape[0] or tgt.shape[1] == 0:
@@ -122,7 +122,7 @@ class Seq2Seq(Module):
              rng: np.random.Generator | None = None) -> mg.Tensor:
         """Mean cross-entropy over the real target tokens; ``teacher_forcing`` is the
         probability of feeding y_{t−1} rather than the model's own guess (< 1 needs ``rng``)."""
-        logits, _ = self.forward(src, tgt, src_mask, teacher_forcing, rng)
+        logits, _ = self.forward(src, tgt, src_mask, teacher_forcing, rng)  # (B, T, V)
         return masked_cross_entropy(logits, tgt, tgt_mask)
 
     def greedy(self, src, max_len: int = 32, src_mask=None) -> list:
@@ -137,7 +137,7 @@ class Seq2Seq(Module):
 
 def masked_cross_entropy(logits, tgt, tgt_mask) -> mg.Tensor:
     """Mean of −log softmax(logits)[y] over positions where ``tgt_mask`` is True."""
-    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else np.asarray(tgt_mask, dtype=bool)
+    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else np.asarray(tgt_mask, dtype=bool)  # (B, T)
     if tgt_mask.shape != np.shape(tgt):
         raise ValueError(f"targets {np.shape(tgt)} vs target mask {tgt_mask.shape}")
-    return F.cross_entropy(logits, np.where(tgt_mask, tgt, PAD), ignore_index=PAD)
+    return F.cross_entropy(logits, np.where(tgt_mask, tgt, PAD), ignore_index=PAD)  # () scalar

@@ -9,6 +9,9 @@ this makes a resumed run continue bit for bit: it ends with the weights of an un
 
 Batches are bucketed: each epoch shuffles the examples, sorts pools of 16 batches by source
 length, cuts them into batches and shuffles the batch order, so little time goes into padding.
+
+Shape letters: N training examples, B batch, S source length, T target length, V target
+vocabulary.
 """
 from __future__ import annotations
 
@@ -122,7 +125,7 @@ class Trainer:
         model, _, _, index = ckpt.load_checkpoint(folder)
         if "train" not in index or "state" not in index:
             raise ckpt.CheckpointError(f"checkpoint: {folder} was not saved by training; "
-                                       f"it has no training state to resume")
+                                       "it has no training state to resume")
         try:
             config = TrainConfig.from_dict(index["train"])
             state = TrainState(**index["state"])
@@ -147,24 +150,24 @@ class Trainer:
     def epoch_plan(self) -> list:
         """This epoch's batches as index arrays, drawn from the training generator."""
         n, bs = len(self.src), self.config.batch_size
-        order = self.rng.permutation(n)
-        lengths = np.array([len(s) for s in self.src])
+        order = self.rng.permutation(n)                                  # (N,)
+        lengths = np.array([len(s) for s in self.src])                   # (N,)
         plan = []
         for start in range(0, n, bs * POOL):
-            pool = order[start:start + bs * POOL]
-            pool = pool[np.argsort(lengths[pool], kind="stable")]
+            pool = order[start:start + bs * POOL]                        # (≤ 16B,)
+            pool = pool[np.argsort(lengths[pool], kind="stable")]        # the same, by length
             plan += [pool[i:i + bs] for i in range(0, len(pool), bs)]
         return [plan[i] for i in self.rng.permutation(len(plan))]
 
     def train_step(self, idx) -> dict:
         """Forward, backward, clip, Adam on the examples ``idx``; returns the batch's counts."""
-        src, src_mask = pad_batch([self.src[i] for i in idx])
-        tgt, tgt_mask = pad_batch([self.tgt[i] for i in idx])
+        src, src_mask = pad_batch([self.src[i] for i in idx])           # (B, S) each
+        tgt, tgt_mask = pad_batch([self.tgt[i] for i in idx])           # (B, T) each
         # Weights blown up by divergence make NaN here; clip_grad_norm then raises, and run()
         # reports it as "training diverged", so NumPy's "invalid value" warnings are not shown.
         with np.errstate(invalid="ignore"):
-            logits, _ = self.model(src, tgt, src_mask, self.config.teacher_forcing, self.rng)
-            loss = masked_cross_entropy(logits, tgt, tgt_mask)
+            logits, _ = self.model(src, tgt, src_mask, self.config.teacher_forcing, self.rng)  # (B, T, V)
+            loss = masked_cross_entropy(logits, tgt, tgt_mask)          # () mean over real tokens
             self.optimizer.zero_grad()
             loss.backward()
         optim.clip_grad_norm(self.optimizer.params, self.config.clip)
@@ -273,8 +276,8 @@ class Trainer:
         elif st.epoch >= cfg.epochs and val["exact"] < cfg.target <= 1:  # out of epochs
             log(f"stopped after {st.epoch} epoch{'s' * (st.epoch != 1)} at "
                 f"{100 * val['exact']:.1f}% held-out exact match (target {100 * cfg.target:g}% "
-                f"not reached). To train longer, start a new run with more --epochs "
-                f"(--resume continues only an interrupted run)")
+                "not reached). To train longer, start a new run with more --epochs "
+                "(--resume continues only an interrupted run)")
 
 
 def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int = 500) -> dict:
@@ -283,7 +286,7 @@ def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: in
     exact = right = total = 0
     for start in range(0, len(pairs), batch_size):
         chunk = pairs[start:start + batch_size]
-        src, src_mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])
+        src, src_mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])  # (B, S) each
         for (_, want), out in zip(chunk, model.greedy(src, max_len, src_mask)):
             got = data.tgt_vocab.decode(out.tokens)
             exact += got == want

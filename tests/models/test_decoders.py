@@ -113,6 +113,27 @@ def test_luong_ordering_by_hand():
     np.testing.assert_allclose(logits.data[:, 0], want, atol=1e-12)
 
 
+def test_plain_ordering_by_hand():
+    """c = [→h_{S_b}; ←h_1]; s_0 = tanh(W_init c + b_init); s_1 = GRU([E y_0; c], s_0);
+    logits_1 = W_o [s_1; c] + b_o. The context keeps W_extra as the GRU's input weights for c
+    and the per-batch product W_extra c in its own field, gi_fixed."""
+    model = tiny_model(decoder="plain")
+    src, src_mask, tgt, _ = batch()
+    logits, _ = model(src, tgt, src_mask)
+    d = model.decoder
+    encoded = model.encoder(src, src_mask)
+    c = encoded.final.data
+    s0 = np.tanh(c @ d.init.weight.data.T + d.init.bias.data)
+    x = np.concatenate([d.embedding.weight.data[np.full(2, BOS)], c], axis=1)
+    s1 = d.cell(mg.tensor(x), mg.tensor(s0)).data
+    want = np.concatenate([s1, c], 1) @ d.out.weight.data.T + d.out.bias.data
+    np.testing.assert_allclose(logits.data[:, 0], want, atol=1e-12)
+    _, ctx = d.start(encoded)
+    E = d.embedding.weight.shape[1]
+    np.testing.assert_array_equal(ctx.W_extra.data, d.cell.weight_ih.data[:, E:])
+    np.testing.assert_allclose(ctx.gi_fixed.data, c @ ctx.W_extra.data.T, atol=1e-12)
+
+
 def test_plain_decoder_has_no_alignment():
     model = tiny_model(decoder="plain")
     src, src_mask, tgt, _ = batch()
