@@ -69,7 +69,7 @@ def test_target_padding_is_not_counted():
 
 
 def test_bahdanau_ordering_by_hand():
-    """s_0 = tanh(W_init mean h); c_1 from score(s_0, h); s_1 = GRU([E y_0; c_1], s_0);
+    """s_0 = tanh(W_init mean h + b_init); c_1 from score(s_0, h); s_1 = GRU([E y_0; c_1], s_0);
     logits_1 = W_o [s_1; c_1] + b_o."""
     model = tiny_model(decoder="bahdanau", score="additive")
     src, src_mask, tgt, _ = batch()
