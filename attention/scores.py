@@ -15,8 +15,8 @@ import numpy as np
 
 from attention.masking import shape_str
 from minigrad import functional as F
-from minigrad.nn import Module, Parameter
 from minigrad.coerce import as_tensor
+from minigrad.nn import Module, Parameter
 from minigrad.tensor import Tensor
 
 
@@ -86,6 +86,11 @@ def additive_tanh(q, k, v) -> Tensor:
     keeps one (benchmarks/README.md). The tests hold it to ``_additive``.
     """
     q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
+    if not (q.ndim in (2, 3) and k.ndim == 3 and v.ndim == 1 and q.shape[0] == k.shape[0]
+            and q.shape[-1] == k.shape[-1] == v.shape[0]):
+        raise ValueError(f"additive_tanh: q {shape_str(q.shape, 'BT'[:q.ndim - 1])}, k "
+                         f"{shape_str(k.shape, 'BS')} and v {v.shape} do not fit: expected "
+                         f"q (B, A) or (B, T, A), k (B, S, A) and v (A,), one B and one A")
     three = q.ndim == 3
     u = (q.data[:, :, None, :] + k.data[:, None]) if three else (q.data[:, None, :] + k.data)
     np.tanh(u, out=u)                                         # (B, [T,] S, A)

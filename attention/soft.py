@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask, masked_softmax, scores_letters, shape_str, softmax_array
-from minigrad.nn import Module
+from attention.masking import as_mask, scores_letters, shape_str, softmax_array
+from minigrad import functional as F
 from minigrad.coerce import as_tensor
+from minigrad.nn import Module
 from minigrad.tensor import Tensor
 
 
@@ -46,6 +47,16 @@ def _as_pair(scores, values) -> tuple:
     return scores, as_tensor(values, scores)
 
 
+def _checked(who: str, scores, values, mask) -> tuple:
+    """``(scores, values, mask, single)`` checked once, for ``_attend`` and ``_read``: tensors
+    that fit, the mask ready to broadcast (or None), single = one query per value set."""
+    scores, values = _as_pair(scores, values)
+    single = _check_read(who, scores, values)
+    if mask is not None:
+        mask = as_mask(mask, scores.shape, who)                     # (B, [1|T,] S)
+    return scores, values, mask, single
+
+
 def weighted_sum(weights, values) -> Tensor:
     """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
     weights, values = _as_pair(weights, values)
@@ -59,11 +70,13 @@ def attend(scores, values, mask=None) -> tuple:
 
     Returns ``(context, weights)``: (B, D) and (B, S), or (B, T, D) and (B, T, S).
     """
-    scores, values = _as_pair(scores, values)
-    _check_read("attend", scores, values)
-    if mask is not None:
-        mask = as_mask(mask, scores.shape, "attend")                # (B, [1|T,] S)
-    weights = masked_softmax(scores, mask)                          # (B, [T,] S)
+    return _attend(*_checked("attend", scores, values, mask))
+
+
+def _attend(scores, values, mask, single) -> tuple:
+    """``attend`` on inputs ``_checked`` has passed."""
+    # F.softmax with the mask that as_mask returned is masked_softmax without its second as_mask
+    weights = F.softmax(scores, mask=mask)                          # (B, [T,] S)
     return weighted_sum(weights, values), weights                   # (B, [T,] D)
 
 
@@ -83,12 +96,17 @@ def score_grad(weights, values, context, grad_context) -> np.ndarray:
             raise ValueError(f"score_grad: {role} {x.shape} does not fit weights "
                              f"{shape_str(a.shape, scores_letters(a.ndim))} and values "
                              f"{shape_str(h.shape, 'BS')}: expected {a.shape[:-1] + h.shape[-1:]}")
+    return _score_grad(a, h, c, g, single)
+
+
+def _score_grad(a, h, c, g, single: bool) -> np.ndarray:
+    """``score_grad`` on arrays whose shapes fit (``read``'s backward, at every step)."""
     if single:
         a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
     g_dot_h = g @ np.swapaxes(h, -1, -2)                             # (B, T, S): g·h_j
     g_dot_c = np.sum(g * c, axis=-1, keepdims=True)                  # (B, T, 1): g·c
     grad = a * (g_dot_h - g_dot_c)                                   # (B, T, S)
-    return grad[..., 0, :] if single else grad
+    return grad[..., 0, :] if single else grad                       # (B, [T,] S)
 
 
 def read(scores, values, mask=None) -> tuple:
@@ -98,17 +116,19 @@ def read(scores, values, mask=None) -> tuple:
     and ∂L/∂h_j = Σ_t α_tj g_t for the values. ``weights`` is a second, cheap node (the
     softmax VJP on the same α) so a loss may use the weights too.
     """
-    scores, values = _as_pair(scores, values)
-    single = _check_read("read", scores, values)
-    if mask is not None:
-        mask = as_mask(mask, scores.shape, "read")
+    return _read(*_checked("read", scores, values, mask))
+
+
+def _read(scores, values, mask, single) -> tuple:
+    """``read`` on inputs ``_checked`` has passed."""
     a = softmax_array(scores.data, mask)                             # (B, [T,] S)
     a3 = a[..., None, :] if single else a                            # (B, T, S)
     c3 = a3 @ values.data                                            # (B, T, D)
     c = c3[..., 0, :] if single else c3                              # (B, [T,] D)
 
     def vjp(g):
-        ge = score_grad(a, values.data, c, g) if scores.requires_grad else None
+        ge = (_score_grad(a, values.data, c, g, single)               # (B, [T,] S)
+              if scores.requires_grad else None)
         if not values.requires_grad:
             return ge, None
         if single:  # an outer product: broadcasting beats a batch of (S, 1) @ (1, D) matmuls
@@ -142,6 +162,5 @@ class Attention(Module):
     def forward(self, query, keys, values=None, mask=None, projected=None) -> tuple:
         values = keys if values is None else values
         scores = self.score(query, keys, projected=projected)       # (B, [T,] S)
-        if mask is not None:
-            mask = as_mask(mask, scores.shape, "Attention")         # (B, [1|T,] S)
-        return (read if self.fused else attend)(scores, values, mask)
+        checked = _checked("Attention", scores, values, mask)       # once, not again in read
+        return (_read if self.fused else _attend)(*checked)          # (B, [T,] D), (B, [T,] S)

@@ -7,8 +7,10 @@ The child imports the library (and the benchmark module that builds the model), 
 resident-set high-water mark (``VmHWM`` in /proc/self/status; ``ru_maxrss`` where there is no
 /proc), builds the model, runs ``WARMUP + STEPS`` training steps on one thread and reports the
 new high-water mark minus the first -- whole-process memory above the baseline of the import:
-the graph, the gradients, the optimizer's state, the allocator's slack and whatever a library
-loads on first use -- and the median time of the last ``STEPS`` steps.
+the model, the graph, the gradients, the optimizer's state, the allocator's slack and whatever
+a library loads on first use -- and the median time of the last ``STEPS`` steps. The torch
+child copies its initial weights from a minigrad model; it builds that model before reading
+the baseline, so each side's number holds only its own library's cost.
 
 Nothing else runs in the child and glibc's malloc keeps its defaults (``python -m benchmarks``
 itself calls ``models.malloc.keep_freed_memory()``), so the times here are the conservative
@@ -40,12 +42,17 @@ def high_water_mb() -> float:
 
 def child(library: str, dtype: str) -> dict:
     from benchmarks import reference
+    from models import blas
+    weights = None
     if library == "torch":
         import torch
+        from benchmarks import torch_reference  # noqa: F401  (before the baseline, as models)
         torch.set_num_threads(1)
-    reference.blas.set_threads(1)
+        weights = reference.reference_model(dtype).state_dict()  # minigrad's part, not torch's
+    blas.set_threads(1)
     base = high_water_mb()
-    step = reference.build_torch_all(dtype)["step"] if library == "torch" else reference.build(dtype)
+    step = (reference.build_torch_all(dtype, weights=weights)["step"] if library == "torch"
+            else reference.build(dtype))
     times = []
     for _ in range(WARMUP + STEPS):
         start = time.perf_counter()

@@ -14,28 +14,19 @@ For any harness (pytest-benchmark, asv, a script):
     decode = build_decode()      # decode() greedily decodes the reference batch (20 steps max)
     beam = build_beam()          # beam() beam search, k = 4, of the reference batch
 
-``python -m benchmarks.reference`` times both, float32 and float64, on one BLAS thread and on
-the default number; when ``torch`` is importable it builds the same model in PyTorch eager
-(``benchmarks/torch_reference.py``), copies the same weights over, checks that the losses of
-the first three steps agree (which checks gradients and Adam too) and that greedy decoding
-gives the same tokens, and then times the two interleaved in the same run and prints the ratio.
+``build_torch_all`` builds the same model in PyTorch eager (``benchmarks/torch_reference.py``)
+with minigrad's initial weights, ``check_same`` checks that the two agree (the losses of the
+first three steps, which checks gradients and Adam too, and the greedy and beam tokens), and
+``measure`` times candidates interleaved. ``python -m benchmarks`` runs them (its model rows).
 """
 from __future__ import annotations
 
-import argparse
-import os
-import platform
 import statistics
-import sys
 import time
-
-if __package__ in (None, ""):  # run as a script: make the repository root importable
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
 from minigrad import optim
-from models import blas
 from models.data import PAD
 from models.seq2seq import ModelConfig, Seq2Seq
 
@@ -114,20 +105,15 @@ def build_decode(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = 
 
 # ---- PyTorch, same model and weights (optional) ------------------------------------------
 
-def build_torch(dtype: str = "float32", seed: int = 0) -> tuple:
-    """``(step, decode)`` of the same model in PyTorch eager, with minigrad's initial weights."""
-    fns = build_torch_all(dtype, seed)
-    return fns["step"], fns["decode"]
-
-
-def build_torch_all(dtype: str = "float32", seed: int = 0) -> dict:
+def build_torch_all(dtype: str = "float32", seed: int = 0, weights: dict | None = None) -> dict:
     """``step``, ``forward``, ``decode`` and ``beam`` of the same model in PyTorch eager, with
-    minigrad's initial weights (one model, so build a fresh set for each timed function)."""
+    minigrad's initial weights (one model, so build a fresh set for each timed function).
+    ``weights``: ``reference_model(dtype, seed).state_dict()``, built here when not given."""
     import torch
     from benchmarks.torch_reference import TorchBahdanau
     tdtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
     model = TorchBahdanau(VOCAB, EMBED, HIDDEN, DEC_HIDDEN, ATTN, dtype=tdtype)
-    model.load_minigrad(reference_model(dtype, seed).state_dict())
+    model.load_minigrad(reference_model(dtype, seed).state_dict() if weights is None else weights)
     src, src_mask, tgt, _ = (torch.from_numpy(a) for a in reference_batch(seed))
     lengths = src_mask.sum(1)
     opt = torch.optim.Adam(model.parameters(), lr=LR)
@@ -199,60 +185,3 @@ def measure(candidates: dict, repeat: int, calls: int) -> dict:
         a, b = rounds.values()
         result["ratio"] = statistics.median(x / y for x, y in zip(a, b))
     return result
-
-
-def set_threads(n: int | None, torch_default: int | None) -> None:
-    """n BLAS (and torch) threads; None = the defaults."""
-    blas.set_threads(n or DEFAULT_BLAS)
-    if torch_default is not None:
-        import torch
-        torch.set_num_threads(n or torch_default)
-
-
-DEFAULT_BLAS = blas.get_threads() or 1
-
-
-def main(argv=None) -> None:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.reference",
-                                description=__doc__.split("\n\n")[0])
-    p.add_argument("--dtypes", default="float32,float64")
-    p.add_argument("--repeat", type=int, default=11, help="interleaved rounds")
-    p.add_argument("--calls", type=int, default=3, help="calls per round")
-    p.add_argument("--no-torch", action="store_true")
-    a = p.parse_args(argv)
-    try:
-        import torch
-        torch_default = None if a.no_torch else torch.get_num_threads()
-    except ImportError:
-        torch, torch_default = None, None
-    print(f"reference workload: B={BATCH} S=T={TGT_LEN} V={VOCAB} E={EMBED} H={HIDDEN}x2 "
-          f"dec={DEC_HIDDEN} A={ATTN}; python {platform.python_version()}, numpy {np.__version__}"
-          + (f", torch {torch.__version__}" if torch_default else "") + f"; {os.cpu_count()} cpus, "
-          f"load {os.getloadavg()[0]:.2f}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
-    dtypes = a.dtypes.split(",")
-    if torch_default:
-        for dtype in dtypes:
-            print("check", check_same(dtype))
-    rows = []
-    for dtype in dtypes:
-        for threads in (1, None):
-            set_threads(threads, torch_default)
-            label = "1" if threads else f"default ({DEFAULT_BLAS}" + (f"/{torch_default})" if torch_default else ")")
-            for what, mg_fn, t_index in (("train step", build(dtype), 0), ("greedy decode", build_decode(dtype), 1)):
-                cands = {"minigrad": mg_fn}
-                if torch_default:
-                    cands["torch"] = build_torch(dtype)[t_index]
-                r = measure(cands, a.repeat, a.calls)
-                rows.append((what, dtype, label, r))
-    set_threads(None, torch_default)
-    print(f"\n{'workload':<14} {'dtype':<8} {'threads':<14} {'minigrad ms':>12} {'torch ms':>9} {'ratio':>6}")
-    for what, dtype, label, r in rows:
-        t = f"{1e3 * r['torch']:9.1f}" if "torch" in r else f"{'-':>9}"
-        ratio = f"{r['ratio']:6.2f}" if "ratio" in r else f"{'-':>6}"
-        print(f"{what:<14} {dtype:<8} {label:<14} {1e3 * r['minigrad']:12.1f} {t} {ratio}")
-    print(f"\nratio = minigrad / torch (median of {a.repeat} interleaved rounds of {a.calls} calls); "
-          f"load {os.getloadavg()[0]:.2f}")
-
-
-if __name__ == "__main__":
-    main()

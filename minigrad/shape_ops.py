@@ -90,7 +90,8 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
     except ValueError:
         raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} do not match "
                          f"outside axis {axis}") from None
-    bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]  # np.cumsum: +1.5 µs
+    # the split points in plain Python: np.cumsum costs 1.5 µs more here
+    bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]
     return Tensor._from_op(out, tuple(tensors), lambda g: tuple(np.split(g, bounds, axis=axis)),
                            "concatenate")
 
@@ -119,7 +120,7 @@ def split(x, indices_or_sections, axis: int = 0) -> list:
         if k <= 0 or n % k:
             raise ValueError(f"split: axis {axis} of shape {x.shape} does not divide into {k} "
                              f"equal sections")
-        bounds = list(range(0, n + 1, n // k))
+        bounds = [i * (n // k) for i in range(k + 1)]  # n = 0 gives k empty pieces, as NumPy
     else:
         bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
     index = [slice(None)] * x.ndim

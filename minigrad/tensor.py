@@ -24,6 +24,7 @@ import numpy as np
 from minigrad import engine
 from minigrad.engine import mode
 
+
 def _as_array(data, dtype=None) -> np.ndarray:
     """Array for a new tensor: float64 by default; ints and bools kept; objects refused."""
     if isinstance(data, Tensor):

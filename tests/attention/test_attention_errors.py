@@ -5,6 +5,7 @@ import pytest
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        LocalAttention, MultiHeadAttention, ScaledDotScore, attend, masked_softmax,
                        read, scaled_dot_product_attention, score_grad)
+from attention.scores import additive_tanh
 
 rng = np.random.default_rng(0)
 Q16, KEYS8 = np.zeros((4, 16)), np.zeros((4, 7, 8))
@@ -43,6 +44,9 @@ CASES = [
      "masked_softmax: mask must be a boolean array"),
     ("read: values' length", lambda: read(np.zeros((4, 7)), np.zeros((4, 6, 8))),
      "read: scores (B=4, S=7) vs values (B=4, S=6, 8)"),
+    ("Attention: values' length",
+     lambda: Attention(DotScore())(np.zeros((4, 8)), KEYS8, np.zeros((4, 6, 8))),
+     "Attention: scores (B=4, S=7) vs values (B=4, S=6, 8)"),
     ("attend: mask shape", lambda: attend(np.zeros((4, 7)), KEYS8, np.ones((7,), bool)),
      "attend: mask (7,) does not fit scores (B=4, S=7)"),
     ("sdpa widths",
@@ -90,6 +94,12 @@ CASES = [
      "ScaledDotScore: keys (B=4, S=7, 0) have width d = 0: nothing to divide by √d"),
     ("activation", lambda: AdditiveScore(4, 4, 4, activation="relu"),
      "activation must be 'tanh' or None"),
+    ("additive_tanh: v's width",
+     lambda: additive_tanh(np.zeros((4, 6)), np.zeros((4, 7, 6)), np.zeros(5)),
+     "additive_tanh: q (B=4, 6), k (B=4, S=7, 6) and v (5,) do not fit"),
+    ("additive_tanh: batch sizes",
+     lambda: additive_tanh(np.zeros((3, 2, 6)), np.zeros((4, 7, 6)), np.zeros(6)),
+     "additive_tanh: q (B=3, T=2, 6), k (B=4, S=7, 6) and v (6,) do not fit"),
 ]
 
 

@@ -41,7 +41,7 @@ def test_exponent_of_a_power_law():
 
 
 @pytest.mark.parametrize("module", ["benchmarks", "benchmarks.bench_ops", "benchmarks.bench_read",
-                                    "benchmarks.profile_step", "benchmarks.reference"])
+                                    "benchmarks.profile_step"])
 def test_help_names_the_command_as_typed_and_no_internal_issue_numbers(module):
     r = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True,
                        text=True, timeout=60)
@@ -59,3 +59,33 @@ def test_bench_ops_keeps_freed_memory_as_the_suite_does():
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert "glibc malloc: freed memory kept for reuse (models/malloc.py)" in r.stdout
+
+
+def test_the_torch_twin_takes_the_weights_it_is_given(monkeypatch):
+    pytest.importorskip("torch")
+    weights = reference.reference_model("float64").state_dict()
+    monkeypatch.setattr(reference, "reference_model", None)  # given weights: no model built
+    loss = reference.build_torch_all("float64", weights=weights)["forward"]()
+    monkeypatch.undo()
+    assert math.isclose(loss, reference.build_forward("float64")(), rel_tol=1e-10)
+
+
+def test_the_torch_memory_child_builds_minigrads_model_before_its_baseline(monkeypatch):
+    """The minigrad model whose weights torch copies is minigrad's memory, not torch's."""
+    torch = pytest.importorskip("torch")
+    from benchmarks import memory
+    from models import blas
+    threads = torch.get_num_threads(), blas.get_threads()
+    events, model = [], reference.reference_model
+    monkeypatch.setattr(memory, "high_water_mb", lambda: events.append("high-water mark") or 0.0)
+    monkeypatch.setattr(reference, "reference_model",
+                        lambda *args: events.append("minigrad model") or model(*args))
+    monkeypatch.setattr(reference, "build_torch_all",
+                        lambda dtype, weights: events.append("torch model") or {"step": lambda: None})
+    try:
+        memory.child("torch", "float32")
+    finally:
+        torch.set_num_threads(threads[0])
+        if threads[1]:
+            blas.set_threads(threads[1])
+    assert events[:3] == ["minigrad model", "high-water mark", "torch model"]

@@ -402,3 +402,13 @@ def test_0d_results_and_gradients_are_ndarrays():
     (p * p).backward()                                  # accumulating keeps an ndarray
     assert type(p.grad) is np.ndarray and p.grad == 66.0
     assert type(mg.grad(p * p, p)) is np.ndarray
+
+
+# ---- empty axes ---------------------------------------------------------------------------------
+
+def test_split_of_a_zero_length_axis_gives_k_empty_pieces_as_numpy_does():
+    x = mg.tensor(np.zeros((2, 0)), requires_grad=True)
+    pieces = mg.split(x, 3, axis=1)
+    assert [p.shape for p in pieces] == [a.shape for a in np.split(x.data, 3, axis=1)] == [(2, 0)] * 3
+    mg.concatenate(pieces, axis=1).sum().backward()
+    assert x.grad.shape == (2, 0)
