@@ -245,6 +245,13 @@ def _esc(s: str) -> str:
     return html.escape(s, quote=True)  # tokens such as "<", "&" and '"' do occur
 
 
+def _centred(x: float, y: float, text: str, upwards: bool = False, attrs: str = "") -> str:
+    """A text centred on (x, y), horizontal or reading upwards (axis titles)."""
+    place = f'transform="translate({x:.1f},{y:.1f}) rotate(-90)"' if upwards \
+        else f'x="{x:.1f}" y="{y:.1f}"'
+    return f'<text {attrs} {place} text-anchor="middle">{_esc(text)}</text>'
+
+
 def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
                 path=None, title: Optional[str] = None, row_title: Optional[str] = None,
                 col_title: Optional[str] = None,
@@ -274,11 +281,11 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
     parts = [f'<text class="title" x="10" y="26" font-size="15" font-weight="bold">'
              f'{_esc(title)}</text>'] if title else []
     if col_title:
-        parts.append(f'<text class="col-title" x="{left + S * cell / 2:.1f}" y="{col_title_y}" '
-                     f'text-anchor="middle" fill="#555">{_esc(col_title)}</text>')
+        parts.append(_centred(left + S * cell / 2, col_title_y, col_title,
+                              attrs='class="col-title" fill="#555"'))
     if row_title:
-        parts.append(f'<text class="row-title" transform="translate(20,{top + T * cell / 2:.1f})'
-                     f' rotate(-90)" text-anchor="middle" fill="#555">{_esc(row_title)}</text>')
+        parts.append(_centred(20, top + T * cell / 2, row_title, upwards=True,
+                              attrs='class="row-title" fill="#555"'))
     for i, r in enumerate(rows):
         parts.append(f'<text x="{left - 6:.1f}" y="{top + (i + 0.5) * cell + fs * 0.35:.1f}" '
                      f'font-size="{fs}" text-anchor="end">{_esc(r)}</text>')
@@ -306,9 +313,8 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
                      f'y2="{y:.1f}" stroke="#333"/><text class="tick" x="{bar_x + 21:.1f}" '
                      f'y="{y + 4:.1f}">{s}</text>')
     if scale_label:  # reads upwards, right of the tick labels
-        parts.append(f'<text class="scale-label" transform="translate({bar_x + 58:.1f},'
-                     f'{top + bar_h / 2:.1f}) rotate(-90)" text-anchor="middle" fill="#555">'
-                     f'{_esc(scale_label)}</text>')
+        parts.append(_centred(bar_x + 58, top + bar_h / 2, scale_label, upwards=True,
+                              attrs='class="scale-label" fill="#555"'))
     width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * _CHAR_W)
     return _svg(width, top + bar_h + 12, parts, path)
 
@@ -362,10 +368,8 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
                      f'y2="{y}" stroke="{_PALETTE[i % len(_PALETTE)]}" stroke-width="2"/>'
                      f'<text x="{lx + 28:.1f}" y="{y + 4}">{_esc(name)}</text></g>')
     if xlabel:
-        parts.append(f'<text x="{left + pw / 2:.1f}" y="{top + ph + 38:.1f}" '
-                     f'text-anchor="middle">{_esc(xlabel)}</text>')
+        parts.append(_centred(left + pw / 2, top + ph + 38, xlabel))
     if ylabel:
-        parts.append(f'<text transform="translate(22,{top + ph / 2:.1f}) rotate(-90)" '
-                     f'text-anchor="middle">{_esc(ylabel)}</text>')
+        parts.append(_centred(22, top + ph / 2, ylabel, upwards=True))
     width = max(lx + 38 + max(len(n) for n in names) * cw, 20 + len(title or "") * 15 * _CHAR_W)
     return _svg(width, top + ph + (48 if xlabel else 30), parts, path)
