@@ -15,22 +15,7 @@ import argparse
 import os
 import sys
 
-from attention import demos_000, demos_004
-
-DEMOS = {
-    "004-example": (demos_004.example,
-                    "source 004 §6: scores, weights and contexts for s = -1 and s = 1; the "
-                    "no-tanh ablation; weight curves over s in [-3, 3]"),
-    "004-gradient": (demos_004.gradient,
-                     "source 004 §7: dL/de_j = α_j g·(h_j - c) beside finite differences"),
-    "000-scaling": (demos_000.scaling,
-                    "source 000 §2.3/§4.2: std of q·k is √d; what softmax does with raw vs "
-                    "scaled scores"),
-    "000-path-length": (demos_000.path_length,
-                        "source 000 §4.4: gradient norm from the first input to the last output, "
-                        "tanh RNN vs one attention read"),
-}
-
+from attention.demos import DEMOS
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attention",

@@ -12,9 +12,9 @@ attention's forward + backward over T = 20 decoder steps for S = 20 … 400 sour
 and the exponent p of t ∝ S^p (``benchmarks/attention_scaling.py``); and, each library alone in
 a fresh process (``benchmarks/memory.py``), the training step's time and peak memory.
 
-Memory allocator. This process first calls ``models.malloc.keep_freed_memory()``, as
+Memory allocator. This process first calls ``minigrad.runtime.malloc.keep_freed_memory()``, as
 ``python -m models`` does: glibc then keeps the memory a step frees for the next step instead
-of returning it to the OS and faulting it in again (see models/malloc.py; it speeds up
+of returning it to the OS and faulting it in again (see minigrad/runtime/malloc.py; it speeds up
 minigrad's step by 20-30% and leaves torch's unchanged). The fresh-process rows keep glibc's
 defaults: the conservative numbers, a plain script with one library.
 
@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 import numpy as np
 
 from benchmarks import attention_scaling, memory, reference
-from models import blas, malloc
+from minigrad.runtime import blas, malloc
 
 TARGETS = {"train": 0.9, "decode": 1.0, "memory": 1.0, "exponent": 1.1}
 
@@ -229,9 +229,9 @@ def main(argv=None) -> None:
     if a.compare == "torch":
         import torch  # noqa: F811  (imported before bench_ops, which limits threads at import)
     defaults = (blas.get_threads() or 1, torch.get_num_threads() if torch else None)
-    kept = malloc.keep_freed_memory()  # as python -m models does; see models/malloc.py
+    kept = malloc.keep_freed_memory()  # as python -m models does; see minigrad/runtime/malloc.py
     header(torch)
-    print("glibc malloc: " + ("freed memory kept for reuse (models/malloc.py), except in the "
+    print("glibc malloc: " + ("freed memory kept for reuse (minigrad/runtime/malloc.py), except in the "
                               "'fresh process' rows" if kept else "defaults (not glibc)"))
     dtypes = a.dtypes.split(",")
     if torch is not None:

@@ -30,7 +30,7 @@ alike, and each reports the median per-call time over ``--repeat`` batches
 another process on a shared machine cancels out. The garbage collector stays on, as in real
 use. The load average is printed before and after: on a busy machine, rerun.
 
-Memory allocator: ``models.malloc.keep_freed_memory()`` first, as ``python -m benchmarks``
+Memory allocator: ``minigrad.runtime.malloc.keep_freed_memory()`` first, as ``python -m benchmarks``
 does. With glibc's defaults, whether a freed 256 x 256 block goes back to the OS (to be faulted
 in again by the next call) depends on what ran before: float64 mul's f+b measured 890 µs
 instead of ~50 in a full run.
@@ -57,7 +57,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F
-from models.malloc import keep_freed_memory
+from minigrad.runtime.malloc import keep_freed_memory
 
 try:
     import torch
@@ -321,7 +321,7 @@ def main(argv=None) -> None:
 
     print(machine())
     print(f"median of {args.repeat} batches of >= {args.min_time * 1e3:g} ms, one thread")
-    print("glibc malloc: " + ("freed memory kept for reuse (models/malloc.py)" if kept
+    print("glibc malloc: " + ("freed memory kept for reuse (minigrad/runtime/malloc.py)" if kept
                               else "defaults (not glibc)"))
     print("load average before: %.2f %.2f %.2f\n" % os.getloadavg())
     for dtype in args.dtypes:

@@ -42,7 +42,7 @@ import numpy as np
 
 import minigrad as mg
 from attention import attend, read
-from models.malloc import keep_freed_memory
+from minigrad.runtime.malloc import keep_freed_memory
 
 
 def make_inputs(B: int, T: int, S: int, D: int, dtype, seed: int = 0):

@@ -13,7 +13,7 @@ child copies its initial weights from a minigrad model; it builds that model bef
 the baseline, so each side's number holds only its own library's cost.
 
 Nothing else runs in the child and glibc's malloc keeps its defaults (``python -m benchmarks``
-itself calls ``models.malloc.keep_freed_memory()``), so the times here are the conservative
+itself calls ``minigrad.runtime.malloc.keep_freed_memory()``), so the times here are the conservative
 ones: a plain script, one library, a fresh process.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ def high_water_mb() -> float:
 
 def child(library: str, dtype: str) -> dict:
     from benchmarks import reference
-    from models import blas
+    from minigrad.runtime import blas
     weights = None
     if library == "torch":
         import torch

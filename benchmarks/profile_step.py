@@ -1,7 +1,7 @@
 """Where a reference training step's time goes: cProfile's own time, grouped by source file.
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python -m benchmarks.profile_step float32
-    python -m benchmarks.profile_step float64 --keep-freed-memory   # models/malloc.py first
+    python -m benchmarks.profile_step float64 --keep-freed-memory   # minigrad/runtime/malloc.py first
 
 Prints, per step (one BLAS thread, after 3 warm-up steps, mean of 20): the unprofiled time,
 the number of graph nodes, the page faults and system time (``getrusage``), then the profiled
@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 from benchmarks.reference import build
 from minigrad.tensor import Tensor
-from models import blas, malloc
+from minigrad.runtime import blas, malloc
 
 GROUPS = [  # (path fragment, group), first match wins
     ("/minigrad/engine.py", "engine (backward loop, node creation)"),
@@ -63,7 +63,7 @@ def main(argv=None) -> None:
                                 description=__doc__.split("\n")[0])
     p.add_argument("dtype", nargs="?", default="float32")
     p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--keep-freed-memory", action="store_true", help="models.malloc first")
+    p.add_argument("--keep-freed-memory", action="store_true", help="minigrad.runtime.malloc first")
     a = p.parse_args(argv)
     if a.keep_freed_memory:
         malloc.keep_freed_memory()

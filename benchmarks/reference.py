@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from minigrad import optim
-from models.data import PAD
+from models.vocab import PAD
 from models.seq2seq import ModelConfig, Seq2Seq
 
 VOCAB, EMBED, HIDDEN, DEC_HIDDEN, ATTN = 32, 32, 64, 64, 64

@@ -1,18 +1,17 @@
 """``save`` and ``load``: a dict of arrays as an ``.npz`` file, never pickled.
 
-``save`` writes to a temporary file in the same folder and renames it over the target, so a
-crash mid-write never leaves a half-written file where a good one was. The file gets the
-permissions an ordinary ``open(path, "w")`` would give (0o666 minus the umask), not the
-owner-only 0o600 of the temporary file.
+``save`` writes atomically (``minigrad.files.write_atomic``): a crash mid-write never leaves a
+half-written file where a good one was.
 """
 from __future__ import annotations
 
 import os
-import tempfile
 import zipfile
 from collections.abc import Mapping
 
 import numpy as np
+
+from minigrad.files import write_atomic
 
 
 def save(state: dict, path) -> None:
@@ -31,21 +30,7 @@ def save(state: dict, path) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"save: cannot write {path}: the folder {folder} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)  # the only way to read the umask is to set it, then restore it
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
+    write_atomic(path, lambda f: np.savez(f, **arrays), binary=True)
 
 def load(path) -> dict:
     """Read a file written by ``save`` into ``{name: array}`` (``allow_pickle=False``)."""

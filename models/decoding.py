@@ -24,7 +24,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import functional as F
 
-from models.data import BOS, EOS, PAD
+from models.vocab import BOS, EOS, PAD
 from models.encoder import Encoded, check_source
 
 

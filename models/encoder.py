@@ -28,7 +28,7 @@ import minigrad as mg
 from minigrad import functional as F
 from minigrad.nn import Embedding, Module
 
-from models.data import PAD
+from models.vocab import PAD
 from models.recurrent import GRUCell
 
 

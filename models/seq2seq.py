@@ -2,7 +2,7 @@
 
 Shape letters: B batch, S source length, T target length, V target vocabulary.
 
-Sources and targets are token ids as ``models.data`` makes them: ``x_1 .. x_{S−1}, EOS`` and
+Sources and targets are token ids as ``models.app.data`` makes them: ``x_1 .. x_{S−1}, EOS`` and
 ``y_1 .. y_{T−1}, EOS``, right-padded with PAD and described by boolean masks (True = real).
 A mask left out (``src_mask=None``, ``tgt_mask=None``) is derived from the ids as ``ids != PAD``.
 The model prepends BOS to form the decoder input ``BOS, y_1 .. y_{T−1}``.
@@ -22,7 +22,7 @@ import minigrad as mg
 from minigrad import functional as F
 from minigrad.nn import Module
 
-from models.data import BOS, PAD
+from models.vocab import BOS, PAD
 from models.decoding import beam_search, greedy
 from models.decoders import SCORES, BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder, check_source

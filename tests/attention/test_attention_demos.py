@@ -8,14 +8,14 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from attention import demos_000, demos_004
+from attention.demos import source_000, source_004
 from attention.__main__ import DEMOS, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_004_example_prints_the_articles_table_and_contexts(tmp_path):
-    result = demos_004.example(out_dir=tmp_path)
+    result = source_004.example(out_dir=tmp_path)
     v = result.values
     np.testing.assert_array_equal(np.round(v["scores"], 4), [[1.5232, 0.9640, 0.2335],
                                                              [0.2335, 0.9640, 1.5232]])
@@ -45,7 +45,7 @@ def test_004_example_prints_the_articles_table_and_contexts(tmp_path):
 
 
 def test_004_gradient_formula_beside_finite_differences_and_autograd():
-    result = demos_004.gradient()
+    result = source_004.gradient()
     for name, sign in (("A", 1), ("B", -1)):
         v = result.values[name]
         np.testing.assert_allclose(v["formula"], v["numeric"], rtol=0, atol=1e-8)
@@ -59,7 +59,7 @@ def test_004_gradient_formula_beside_finite_differences_and_autograd():
 
 
 def test_000_scaling_std_is_sqrt_d_raw_and_1_scaled():
-    result = demos_000.scaling()
+    result = source_000.scaling()
     for d, (raw, scaled) in result.values["std"].items():
         assert abs(raw / np.sqrt(d) - 1) < 0.05 and abs(scaled - 1) < 0.05
         assert f"{raw:>9.3f}  {np.sqrt(d):>7.3f}  {scaled:>12.3f}" in result.text
@@ -73,7 +73,7 @@ def test_000_scaling_std_is_sqrt_d_raw_and_1_scaled():
 
 
 def test_000_path_length_rnn_gradient_vanishes_attention_does_not(tmp_path):
-    result = demos_000.path_length(out_dir=tmp_path, lengths=(2, 10, 20, 40), batch=8)
+    result = source_000.path_length(out_dir=tmp_path, lengths=(2, 10, 20, 40), batch=8)
     rnn, att = result.values["rnn"], result.values["attention"]
     assert np.all(np.diff(np.log(rnn)) < 0)                # shrinks with every length
     assert rnn[2] < 1e-3 and att[2] > 1e-2                 # n = 20: geometric vs ~1/n

@@ -59,7 +59,7 @@ def test_bench_ops_keeps_freed_memory_as_the_suite_does():
                         "--min-time", "0.0001"], cwd=REPO, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr
-    assert "glibc malloc: freed memory kept for reuse (models/malloc.py)" in r.stdout
+    assert "glibc malloc: freed memory kept for reuse (minigrad/runtime/malloc.py)" in r.stdout
 
 
 def test_the_torch_memory_child_builds_minigrads_model_before_its_baseline(monkeypatch):
@@ -70,7 +70,7 @@ def test_the_torch_memory_child_builds_minigrads_model_before_its_baseline(monke
     checks the twin's losses against minigrad's before timing anything)."""
     import benchmarks
     from benchmarks import memory
-    from models import blas
+    from minigrad.runtime import blas
     fake_torch = types.SimpleNamespace(set_num_threads=lambda n: None)
     monkeypatch.setitem(sys.modules, "torch", fake_torch)
     monkeypatch.setitem(sys.modules, "benchmarks.torch_reference", types.ModuleType("stub"))

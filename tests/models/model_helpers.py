@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.gradcheck import gradcheck_module
-from models.data import EOS, PAD
+from models.vocab import EOS, PAD
 from models.seq2seq import ModelConfig, Seq2Seq
 
 

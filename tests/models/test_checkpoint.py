@@ -9,9 +9,9 @@ import pytest
 
 import minigrad as mg
 from minigrad import optim
-from models.checkpoint import (CheckpointError, load_checkpoint, load_optimizer_state,
+from models.app.checkpoint import (CheckpointError, load_checkpoint, load_optimizer_state,
                                save_checkpoint)
-from models.data import Vocab
+from models.vocab import Vocab
 from model_helpers import random_batch, tiny_model
 
 SRC, TGT = Vocab("abcde"), Vocab("wxyz")  # 9 and 8 ids, as tiny_model expects
@@ -184,7 +184,7 @@ def test_model_only_checkpoint_cannot_be_resumed(saved):
 
 
 def test_a_model_only_checkpoint_or_a_bad_state_cannot_be_resumed(saved):
-    from models.train import Trainer
+    from models.app.train import Trainer
     folder, _ = saved
     with pytest.raises(CheckpointError, match="no training state"):
         Trainer.resume(folder)

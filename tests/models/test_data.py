@@ -1,4 +1,4 @@
-"""Tests for models/data.py: vocabularies, toy tasks, date formats and batching."""
+"""Tests for models/app/data.py: vocabularies, toy tasks, date formats and batching."""
 import datetime as dt
 import json
 import re
@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from models.data import (BOS, CASES, DATE_FORMATS, DATE_MAX, DATE_MIN, EOS, PAD, SYMBOLS, TASKS,
-                         UNK, Vocab, batches, date_pairs, format_date, make_task, pad_batch)
+from models.app.data import (CASES, DATE_FORMATS, DATE_MAX, DATE_MIN, SYMBOLS, TASKS, batches,
+                             date_pairs, format_date, make_task)
+from models.vocab import BOS, EOS, PAD, UNK, Vocab, pad_batch
 
 # ---------------------------------------------------------------- Vocab
 

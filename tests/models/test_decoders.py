@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from models.data import BOS, PAD
+from models.vocab import BOS, PAD
 from models.seq2seq import ModelConfig, decoder_inputs
 from model_helpers import gradcheck_params, random_batch, tiny_model
 

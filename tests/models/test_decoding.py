@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from models.data import BOS, EOS, PAD
+from models.vocab import BOS, EOS, PAD
 from models.decoding import length_penalty_gnmt
 from model_helpers import random_batch, tiny_model
 

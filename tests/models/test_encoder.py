@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 
 import minigrad as mg
 from minigrad.gradcheck import gradcheck
-from models.data import PAD
+from models.vocab import PAD
 from models.encoder import BiGRUEncoder
 from model_helpers import random_batch
 

@@ -1,4 +1,4 @@
-"""Importing is free of process-wide effects: glibc's malloc thresholds (``models/malloc.py``)
+"""Importing is free of process-wide effects: glibc's malloc thresholds (``minigrad/runtime/malloc.py``)
 are set only by programs that own their process, never by importing a module, and importing
 ``models.__main__`` does not start the CLI."""
 import os
@@ -9,7 +9,7 @@ import textwrap
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Run in a fresh process: mallopt cannot be undone, and this interpreter has imported most
-# modules already. Any route to mallopt fails loudly: the function of models.malloc, and a
+# modules already. Any route to mallopt fails loudly: the function of minigrad.runtime.malloc, and a
 # lookup of "mallopt" in a C library loaded through ctypes. The CLI's entry point fails too.
 IMPORT_EVERYTHING = textwrap.dedent("""
     import ctypes, importlib, pkgutil
@@ -22,13 +22,13 @@ IMPORT_EVERYTHING = textwrap.dedent("""
 
     ctypes.CDLL = NoMallopt
 
-    import models.cli, models.malloc
+    import models.app.cli, minigrad.runtime.malloc
 
     def forbidden(*args, **kwargs):
         raise AssertionError("called while importing")
 
-    models.malloc.keep_freed_memory = forbidden
-    models.cli.main = forbidden
+    minigrad.runtime.malloc.keep_freed_memory = forbidden
+    models.app.cli.main = forbidden
 
     names = []
     for package in ("minigrad", "attention", "models"):
@@ -45,7 +45,7 @@ def test_importing_every_module_neither_sets_malloc_nor_runs_the_cli():
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     imported = run.stdout.split()
-    assert "models.__main__" in imported and "models.malloc" in imported
+    assert "models.__main__" in imported and "minigrad.runtime.malloc" in imported
     assert "minigrad.tensor" in imported and "attention.scores" in imported
 
 

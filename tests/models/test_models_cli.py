@@ -5,8 +5,8 @@ import shutil
 
 import pytest
 
-from models import blas
-from models.cli import build_parser, main
+from minigrad.runtime import blas
+from models.app.cli import build_parser, main
 
 TINY = ["--embed", "8", "--hidden", "16", "--dec-hidden", "16", "--attn", "16"]
 

@@ -5,10 +5,10 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from models import blas
-from models.data import Vocab
+from minigrad.runtime import blas
+from models.vocab import Vocab
 from models.decoding import Translation
-from models.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
+from models.app.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
                              by_length_text, curves_svg, diagonality)
 
 SRC, TGT = Vocab("abc"), Vocab("xyz")

@@ -8,10 +8,10 @@ import warnings
 import numpy as np
 import pytest
 
-from models import blas
-from models.cli import main
-from models.runs import free_name, fresh_folder, holds_checkpoint, writable_folder
-from models.train import Trainer, TrainConfig
+from minigrad.runtime import blas
+from models.app.cli import main
+from models.app.runs import free_name, fresh_folder, holds_checkpoint, writable_folder
+from models.app.train import Trainer, TrainConfig
 
 TINY = ["--task", "copy", "--n-train", "100", "--n-val", "10", "--epochs", "1", "--embed", "8",
         "--hidden", "8", "--dec-hidden", "8", "--attn", "8"]

@@ -4,10 +4,10 @@ and an interrupted-then-resumed run ends with the weights of an uninterrupted on
 import numpy as np
 import pytest
 
-from models import blas
-from models.compare import CompareConfig, compare_length
-from models.data import pad_batch
-from models.train import Trainer, TrainConfig
+from minigrad.runtime import blas
+from models.app.compare import CompareConfig, compare_length
+from models.vocab import pad_batch
+from models.app.train import Trainer, TrainConfig
 
 SMALL = dict(embed=16, hidden=32, dec_hidden=32, attn=32, dtype="float32")
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from models.data import make_task, pad_batch
-from models.train import Trainer, TrainConfig, seeds
+from models.app.data import make_task
+from models.vocab import pad_batch
+from models.app.train import Trainer, TrainConfig, seeds
 from models.seq2seq import ModelConfig, Seq2Seq
 
 

@@ -23,8 +23,9 @@ import numpy as np
 
 from minigrad import optim
 
-from models import checkpoint as ckpt
-from models.data import TaskData, make_task, pad_batch
+from models.app import checkpoint as ckpt
+from models.app.data import TaskData, make_task
+from models.vocab import pad_batch
 from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 
 POOL = 16   # batches per sorting pool

@@ -19,18 +19,19 @@ import warnings
 
 import numpy as np
 
-from models import blas
-from models.checkpoint import CheckpointError, load_checkpoint
-from models.compare import CompareConfig, compare_length
-from models.data import TASKS, format_date, pad_batch, random_date
+from minigrad.runtime import blas
+from models.app.checkpoint import CheckpointError, load_checkpoint
+from models.app.compare import CompareConfig, compare_length
+from models.app.data import TASKS, format_date, random_date
+from models.vocab import pad_batch
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
-from models.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
+from models.app.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
                              by_length_text, curves_svg)
-from models.runs import (free_name, fresh_folder, holds_checkpoint, stop_on_ctrl_c,
+from models.app.runs import (free_name, fresh_folder, holds_checkpoint, stop_on_ctrl_c,
                          writable_folder)
 from models.seq2seq import DECODERS, DTYPES
-from models.train import Trainer, TrainConfig, fmt_time
+from models.app.train import Trainer, TrainConfig, fmt_time
 
 DEMO_FORMATS = (("weekday_month_d_yyyy", "title"), ("d/m/yy", "title"),
                 ("dth_of_month_yyyy", "upper"), ("mon_d_yyyy", "lower"))

@@ -12,91 +12,14 @@ from __future__ import annotations
 
 import datetime as dt
 import string
-import warnings
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-PAD, BOS, EOS, UNK = 0, 1, 2, 3
-SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")  # indexed by the ids above
+from models.vocab import Vocab, pad_batch
 
 Pairs = list[tuple[str, str]]
-
-
-class Vocab:
-    """Character vocabulary: ids 0-3 are the special tokens, then the alphabet in order."""
-
-    PAD, BOS, EOS, UNK = PAD, BOS, EOS, UNK
-
-    def __init__(self, alphabet: str) -> None:
-        if not alphabet:
-            raise ValueError("Vocab: the alphabet is empty")
-        repeated = sorted({c for c in alphabet if alphabet.count(c) > 1})
-        if repeated:
-            raise ValueError(f"Vocab: alphabet repeats {''.join(repeated)!r}")
-        self.alphabet = alphabet
-        self._itos = list(SPECIALS) + list(alphabet)
-        self._stoi = {c: i + len(SPECIALS) for i, c in enumerate(alphabet)}
-
-    def __len__(self) -> int:
-        return len(self._itos)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Vocab) and other.alphabet == self.alphabet
-
-    def __hash__(self) -> int:
-        return hash(self.alphabet)
-
-    def __repr__(self) -> str:
-        return f"Vocab({self.alphabet!r})"
-
-    def encode(self, text: str, add_eos: bool = True) -> list[int]:
-        """Characters to ids, followed by EOS when ``add_eos``.
-
-        An unknown character becomes UNK, and the call emits ONE ``warnings.warn`` naming all
-        the unknown characters: generated data never contains them, so they signal a typo in
-        user input, which a demo should flag but survive. Empty text raises ValueError: a
-        sequence of EOS alone carries nothing to translate.
-        """
-        if not text:
-            raise ValueError("Vocab.encode: empty text; a sequence needs at least one character")
-        unknown = sorted({c for c in text if c not in self._stoi})
-        if unknown:
-            warnings.warn(f"Vocab.encode: unknown character(s) {''.join(unknown)!r} in {text!r} "
-                          "mapped to <unk>", stacklevel=2)
-        ids = [self._stoi.get(c, UNK) for c in text]
-        return ids + [EOS] if add_eos else ids
-
-    def tokens(self, ids: Sequence[int]) -> list[str]:
-        """One label per id, special tokens by name ("<eos>"), e.g. for heatmap axes."""
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self._itos):
-                raise ValueError(f"Vocab.tokens: id {i} outside 0..{len(self._itos) - 1}")
-            out.append(self._itos[i])
-        return out
-
-    def decode(self, ids: Sequence[int], strip_special: bool = True) -> str:
-        """Ids to text. With ``strip_special`` the text ends at the first EOS and PAD, BOS
-        and UNK are dropped; without it every special token is shown by name."""
-        toks = self.tokens(ids)
-        if not strip_special:
-            return "".join(toks)
-        toks = toks[: toks.index(SPECIALS[EOS])] if SPECIALS[EOS] in toks else toks
-        return "".join(t for t in toks if t not in SPECIALS)
-
-    def to_dict(self) -> dict:
-        """JSON-serialisable description, for checkpoints."""
-        return {"alphabet": self.alphabet, "specials": list(SPECIALS)}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> Vocab:
-        """Inverse of ``to_dict``; refuses a dict written with other special tokens."""
-        if list(d.get("specials", SPECIALS)) != list(SPECIALS):
-            raise ValueError(f"Vocab.from_dict: specials {d['specials']} != {list(SPECIALS)}")
-        return cls(d["alphabet"])
 
 
 # ---------------------------------------------------------------- string tasks
@@ -265,19 +188,6 @@ def make_task(name: str, rng: np.random.Generator, n_train: int, n_val: int,
 
 
 # ---------------------------------------------------------------- batching
-
-def pad_batch(seqs: Sequence[Sequence[int]], pad: int = PAD) -> tuple[np.ndarray, np.ndarray]:
-    """Right-pad to the longest: ids int64 (B, L) and mask bool (B, L), True = real token."""
-    if len(seqs) == 0:
-        raise ValueError("pad_batch: no sequences")
-    B, L = len(seqs), max(len(s) for s in seqs)
-    ids = np.full((B, L), pad, dtype=np.int64)  # (B, L)
-    mask = np.zeros((B, L), dtype=bool)  # (B, L)
-    for b, s in enumerate(seqs):
-        ids[b, : len(s)] = s
-        mask[b, : len(s)] = True
-    return ids, mask
-
 
 class Batch(NamedTuple):
     """One padded batch. Both sides end with EOS; the model prepends BOS for the decoder input."""

@@ -7,7 +7,7 @@
 * ``free_name`` picks a new file name (``exact_vs_length-2.svg``) instead of replacing one.
 * ``stop_on_ctrl_c``: the first Ctrl-C during training checkpoints after the current batch
   and stops; a second one aborts, and the checkpoint written last stays intact (checkpoints
-  are written atomically, see ``models/checkpoint.py``).
+  are written atomically, see ``models/app/checkpoint.py``).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import os
 import signal
 import tempfile
 
-from models.checkpoint import INDEX
+from models.app.checkpoint import INDEX
 
 
 def holds_checkpoint(folder) -> bool:

@@ -1,4 +1,4 @@
-"""Pictures of what a model learned, drawn by ``attention.plots`` (no matplotlib).
+"""Pictures of what a model learned, drawn by ``minigrad.draw`` (no matplotlib).
 
 * ``alignment_text`` / ``alignment_svg``: the alignment matrix α (T_out, S) of one translation,
   output tokens down the side, source characters along the top -- row t shows where the
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.plots import heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
+from minigrad.draw import heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
 
-from models.data import Vocab
+from models.vocab import Vocab
 from models.decoding import Translation
 
 

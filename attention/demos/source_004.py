@@ -11,12 +11,10 @@ the text it prints, the numbers it printed, and the files it wrote.
 """
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from attention.plots import line_plot_svg, line_plot_text
+from attention.demos.common import DemoResult, svg_path
+from minigrad.draw import line_plot_svg, line_plot_text
 from attention.soft import attend, read, score_grad
 from attention.scores import AdditiveScore
 from minigrad.gradcheck import numerical_grad
@@ -25,23 +23,6 @@ from minigrad.tensor import Tensor
 TOKENS = ("I", "like", "cats")
 SOURCES = np.array([[2.0, 0.0], [1.0, -1.0], [0.0, -2.0]])   # (S, D): h_1, h_2, h_3
 STATES = {"A": -1.0, "B": 1.0}
-
-
-@dataclass
-class DemoResult:
-    text: str
-    values: dict = field(default_factory=dict)
-    files: list = field(default_factory=list)
-
-
-def svg_path(out_dir, name: str):
-    """``out_dir/name`` (the folder is created), or None when no folder is given."""
-    if out_dir is None:
-        return None
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise NotADirectoryError(f"--out {out_dir!r} exists and is not a folder")
-    os.makedirs(out_dir, exist_ok=True)
-    return os.path.join(out_dir, name)
 
 
 def article_scorer(activation: str | None = "tanh") -> AdditiveScore:

@@ -1,4 +1,4 @@
-"""Tests for attention/plots.py: the pictures parse, fit, escape and say what the data say."""
+"""Tests for minigrad/draw: the pictures parse, fit, escape and say what the data say."""
 import math
 import os
 import re
@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from attention.plots import _nice_ticks, heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
+from minigrad.draw import heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
+from minigrad.draw.common import nice_ticks
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -248,7 +249,7 @@ def test_line_plot_svg_ticks_are_round_and_cover_the_data():
 @given(st.floats(-1e6, 1e6), st.floats(1e-3, 1e6), st.integers(2, 10))
 def test_nice_ticks_are_evenly_spaced_round_and_enclose_the_range(lo, span, n):
     hi = lo + span
-    lo2, hi2, ticks, _ = _nice_ticks(lo, hi, n)
+    lo2, hi2, ticks, _ = nice_ticks(lo, hi, n)
     step = ticks[1] - ticks[0]
     assert lo2 <= lo + 1e-9 * step and hi2 >= hi - 1e-9 * step  # snaps only float fuzz
     assert ticks[0] == lo2 and ticks[-1] == hi2

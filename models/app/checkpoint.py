@@ -19,13 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 
 import numpy as np
 
 import minigrad as mg
+from minigrad.files import write_atomic
 
-from models.data import Vocab
+from models.vocab import Vocab
 from models.seq2seq import ModelConfig, Seq2Seq
 
 FORMAT = "minigrad-seq2seq/1"
@@ -42,20 +42,6 @@ def _sha256(path: str) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _write_json_atomic(obj: dict, path: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=os.path.dirname(path))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(obj, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
 
 
 def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
@@ -83,7 +69,7 @@ def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
         mg.save(arrays, os.path.join(folder, name))
         index[kind], index[kind + "_sha256"] = name, _sha256(os.path.join(folder, name))
     index.update(extra or {})
-    _write_json_atomic(index, index_path)  # commit
+    write_atomic(index_path, lambda f: json.dump(index, f, indent=1))  # commit
     for kind in ("weights", "optimizer"):
         stale = old.get(kind)
         if stale and stale != index.get(kind) and os.path.exists(os.path.join(folder, stale)):

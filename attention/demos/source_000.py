@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.demos_004 import DemoResult, svg_path
+from attention.demos.common import DemoResult, svg_path
 from attention.masking import masked_softmax
 from attention.multihead import MultiHeadAttention
-from attention.plots import line_plot_svg, line_plot_text
+from minigrad.draw import line_plot_svg, line_plot_text
 from attention.scores import DotScore, ScaledDotScore
 from minigrad import engine
 from minigrad.nn import Linear

@@ -1,0 +1,20 @@
+"""The sources' worked examples, run by ``python -m attention`` (one module per source).
+
+``DEMOS`` maps each command-line name to (function, one-line description); a demo function
+takes ``out_dir`` (None: no SVG) and returns a ``DemoResult``.
+"""
+from attention.demos import source_000, source_004
+
+DEMOS = {
+    "004-example": (source_004.example,
+                    "source 004 §6: scores, weights and contexts for s = -1 and s = 1; the "
+                    "no-tanh ablation; weight curves over s in [-3, 3]"),
+    "004-gradient": (source_004.gradient,
+                     "source 004 §7: dL/de_j = α_j g·(h_j - c) beside finite differences"),
+    "000-scaling": (source_000.scaling,
+                    "source 000 §2.3/§4.2: std of q·k is √d; what softmax does with raw vs "
+                    "scaled scores"),
+    "000-path-length": (source_000.path_length,
+                        "source 000 §4.4: gradient norm from the first input to the last output, "
+                        "tanh RNN vs one attention read"),
+}

@@ -1,0 +1,10 @@
+"""Dependency-free pictures: heatmaps and line plots, as terminal text or as SVG.
+
+Generic drawing, knowing nothing of attention or models: ``heatmap_text``/``heatmap_svg`` draw
+a (T, S) matrix of values in [0, 1] on a fixed scale with row and column labels;
+``line_plot_text``/``line_plot_svg`` draw named series ``{name: (xs, ys)}``.
+"""
+from minigrad.draw.svg import heatmap_svg, line_plot_svg
+from minigrad.draw.terminal import heatmap_text, line_plot_text
+
+__all__ = ["heatmap_svg", "heatmap_text", "line_plot_svg", "line_plot_text"]

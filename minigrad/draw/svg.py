@@ -1,0 +1,164 @@
+"""Pictures as standalone SVG documents: a heatmap with a colour bar, and a line plot.
+
+Heatmaps use a fixed 0..1 scale, so two pictures of weights can be compared by eye. Tokens are
+shown visibly: a space becomes "␣" and a control character its Unicode control picture
+(U+2400 + code), since XML cannot hold most of them. A document is also written to ``path``
+when one is given, atomically (``minigrad.files``).
+"""
+from __future__ import annotations
+
+import html
+import math
+from typing import Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from minigrad.draw.common import (BLUES, CHAR_W, PALETTE, blue, check_heatmap, check_series, fit,
+                                  nice_ticks, segments, tick_label, token)
+from minigrad.files import write_text_atomic
+
+
+def _svg(width: float, height: float, parts: Sequence[str], path) -> str:
+    """Wrap parts in a standalone SVG document on a white page; write it to path if given."""
+    width, height = math.ceil(width), math.ceil(height)
+    text = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" '
+            f'font-size="12">\n<rect class="page" width="100%" height="100%" fill="white"/>\n'
+            + "\n".join(parts) + "\n</svg>\n")
+    if path is not None:
+        write_text_atomic(path, text)
+    return text
+
+
+def _esc(s: str) -> str:
+    return html.escape(s, quote=True)  # tokens such as "<", "&" and '"' do occur
+
+
+def _centred(x: float, y: float, text: str, upwards: bool = False, attrs: str = "") -> str:
+    """A text centred on (x, y), horizontal or reading upwards (axis titles)."""
+    place = f'transform="translate({x:.1f},{y:.1f}) rotate(-90)"' if upwards \
+        else f'x="{x:.1f}" y="{y:.1f}"'
+    return f'<text {attrs} {place} text-anchor="middle">{_esc(text)}</text>'
+
+
+def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
+                path=None, title: Optional[str] = None, row_title: Optional[str] = None,
+                col_title: Optional[str] = None,
+                scale_label: Optional[str] = "attention weight") -> str:
+    """An alignment heatmap as a standalone SVG document; also written to path if given.
+
+    Rows are targets (T), columns sources (S); source labels sit on top, upright when they fit
+    a cell (one character always does) and turned to read upwards when wider. row_title goes
+    down the left side, col_title above the column labels. Colours run white -> dark blue on a
+    fixed 0..1 scale (the ColorBrewer "Blues" stops, interpolated), shown in a colour bar with
+    ticks 0, 0.5, 1 and scale_label beside it. Hovering a cell shows its labels and weight.
+    """
+    w = check_heatmap("heatmap_svg", weights, row_labels, col_labels)  # (T, S)
+    T, S = w.shape
+    cell = int(np.clip(480 // max(T, S), 10, 28))  # px per cell
+    fs = min(12, cell - 2)  # label font size, px
+    rows, cols = [token(r, 16) for r in row_labels], [token(c, 16) for c in col_labels]
+    turned = [len(c) * fs * CHAR_W > cell - 2 for c in cols]  # too wide to stand upright
+    label_h = max(len(c) * fs * CHAR_W if t else fs for c, t in zip(cols, turned))
+    band = 38 if title else 12  # top of the column titles; the title's baseline is at 26
+    col_title_y = band + 12
+    band += 18 if col_title else 0
+    top = band + label_h + 6  # the grid's top edge; labels end 6 px above it
+    left = 16 + (16 if row_title else 0) + max(len(r) for r in rows) * fs * CHAR_W
+    scale_h = len(scale_label or "") * 12 * CHAR_W + 8
+    bar_x, bar_h = left + S * cell + 16, max(T * cell, 100, scale_h)
+    parts = [f'<text class="title" x="10" y="26" font-size="15" font-weight="bold">'
+             f'{_esc(title)}</text>'] if title else []
+    if col_title:
+        parts.append(_centred(left + S * cell / 2, col_title_y, col_title,
+                              attrs='class="col-title" fill="#555"'))
+    if row_title:
+        parts.append(_centred(20, top + T * cell / 2, row_title, upwards=True,
+                              attrs='class="row-title" fill="#555"'))
+    for i, r in enumerate(rows):
+        parts.append(f'<text x="{left - 6:.1f}" y="{top + (i + 0.5) * cell + fs * 0.35:.1f}" '
+                     f'font-size="{fs}" text-anchor="end">{_esc(r)}</text>')
+    for j, (c, turn) in enumerate(zip(cols, turned)):
+        x = left + (j + 0.5) * cell
+        place = (f'transform="translate({x + fs * 0.35:.1f},{top - 6:.1f}) rotate(-90)"' if turn
+                 else f'x="{x:.1f}" y="{top - 6:.1f}" text-anchor="middle"')
+        parts.append(f'<text class="col-label" {place} font-size="{fs}">{_esc(c)}</text>')
+    for i in range(T):
+        for j in range(S):
+            parts.append(f'<rect class="cell" x="{left + j * cell:.1f}" y="{top + i * cell:.1f}" '
+                         f'width="{cell}" height="{cell}" fill="{blue(w[i, j])}"><title>'
+                         f'{_esc(rows[i])} / {_esc(cols[j])}: {w[i, j]:.3f}</title></rect>')
+    parts.append(f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{S * cell}" '
+                 f'height="{T * cell}" fill="none" stroke="#888"/>')
+    stops = "".join(f'<stop offset="{k / (len(BLUES) - 1):.3f}" stop-color="{c}"/>'
+                    for k, c in enumerate(BLUES))
+    parts.append(f'<defs><linearGradient id="blues-0-1" x1="0" y1="1" x2="0" y2="0">{stops}'
+                 f'</linearGradient></defs>')  # 0 at the bottom of the bar, 1 at the top
+    parts.append(f'<rect class="colorbar" x="{bar_x:.1f}" y="{top:.1f}" width="14" '
+                 f'height="{bar_h}" fill="url(#blues-0-1)" stroke="#888"/>')
+    for v, s in ((0.0, "0"), (0.5, "0.5"), (1.0, "1")):
+        y = top + (1 - v) * bar_h
+        parts.append(f'<line x1="{bar_x + 14:.1f}" y1="{y:.1f}" x2="{bar_x + 18:.1f}" '
+                     f'y2="{y:.1f}" stroke="#333"/><text class="tick" x="{bar_x + 21:.1f}" '
+                     f'y="{y + 4:.1f}">{s}</text>')
+    if scale_label:  # reads upwards, right of the tick labels
+        parts.append(_centred(bar_x + 58, top + bar_h / 2, scale_label, upwards=True,
+                              attrs='class="scale-label" fill="#555"'))
+    width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * CHAR_W)
+    return _svg(width, top + bar_h + 12, parts, path)
+
+
+def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
+                  path=None, title: Optional[str] = None, xlabel: str = "", ylabel: str = "",
+                  ylim: Optional[Tuple[float, float]] = None, markers: bool = False) -> str:
+    """Line plot of series {name: (xs, ys)} as a standalone SVG; also written to path if given.
+
+    Ticks fall on round values with gridlines; the legend sits right of the plot so it never
+    hides data. NaN or inf leaves a gap in a line; a point with no finite neighbour (say a
+    single-point series) still shows as a dot. markers=True puts a dot on every point.
+    """
+    data, (x0, x1), yr = check_series("line_plot_svg", series)
+    y0, y1, yticks, yd = nice_ticks(*(ylim or yr), n=6, expand=ylim is None)
+    x0, x1, xticks, xd = nice_ticks(x0, x1, n=7)
+    ylabels = [tick_label(t, yd) for t in yticks]
+    names = [fit(name, 40) for name, _, _ in data]
+    pw, ph, cw = 480, 300, 12 * CHAR_W  # plot area, px; width of a character
+    left = 18 + (20 if ylabel else 0) + max(len(s) for s in ylabels) * cw
+    top = 16 + (24 if title else 0)
+    px = lambda x: left + (x - x0) / (x1 - x0) * pw
+    py = lambda y: top + (y1 - y) / (y1 - y0) * ph
+    parts = [f'<defs><clipPath id="plot-area"><rect x="{left:.1f}" y="{top:.1f}" '
+             f'width="{pw}" height="{ph}"/></clipPath></defs>']
+    parts += [f'<text class="title" x="10" y="26" font-size="15" font-weight="bold">'
+              f'{_esc(title)}</text>'] if title else []
+    for t, s in zip(yticks, ylabels):
+        parts.append(f'<line x1="{left:.1f}" y1="{py(t):.1f}" x2="{left + pw:.1f}" '
+                     f'y2="{py(t):.1f}" stroke="#e4e4e4"/><text x="{left - 6:.1f}" '
+                     f'y="{py(t) + 4:.1f}" text-anchor="end">{s}</text>')
+    for t in xticks:
+        parts.append(f'<line x1="{px(t):.1f}" y1="{top:.1f}" x2="{px(t):.1f}" '
+                     f'y2="{top + ph:.1f}" stroke="#e4e4e4"/><text x="{px(t):.1f}" '
+                     f'y="{top + ph + 17:.1f}" text-anchor="middle">{tick_label(t, xd)}</text>')
+    parts.append(f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{pw}" height="{ph}" '
+                 f'fill="none" stroke="#444"/>')
+    for i, (_, xs, ys) in enumerate(data):
+        colour, runs = PALETTE[i % len(PALETTE)], segments(xs, ys)
+        d = " ".join("M " + " L ".join(f"{px(xs[k]):.1f} {py(ys[k]):.1f}" for k in run)
+                     for run in runs)
+        dots = [k for run in runs for k in run if markers or len(run) == 1]
+        parts.append(f'<g clip-path="url(#plot-area)"><path class="series" d="{d}" '
+                     f'fill="none" stroke="{colour}" stroke-width="2"/>'
+                     + "".join(f'<circle cx="{px(xs[k]):.1f}" cy="{py(ys[k]):.1f}" r="3" '
+                               f'fill="{colour}"/>' for k in dots) + "</g>")
+    lx = left + pw + 16
+    for i, name in enumerate(names):
+        y = top + 10 + 20 * i
+        parts.append(f'<g class="legend"><line x1="{lx:.1f}" y1="{y}" x2="{lx + 22:.1f}" '
+                     f'y2="{y}" stroke="{PALETTE[i % len(PALETTE)]}" stroke-width="2"/>'
+                     f'<text x="{lx + 28:.1f}" y="{y + 4}">{_esc(name)}</text></g>')
+    if xlabel:
+        parts.append(_centred(left + pw / 2, top + ph + 38, xlabel))
+    if ylabel:
+        parts.append(_centred(22, top + ph / 2, ylabel, upwards=True))
+    width = max(lx + 38 + max(len(n) for n in names) * cw, 20 + len(title or "") * 15 * CHAR_W)
+    return _svg(width, top + ph + (48 if xlabel else 30), parts, path)
