@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask, masked_softmax, shape_str
+from attention.masking import as_mask, masked_softmax
+from attention.shapes import shape_str
 from attention.soft import read, weighted_sum
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.nn import Module, Parameter
 from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
@@ -64,10 +65,9 @@ class LocalAttention(Module):
             if query_dim is None:
                 raise ValueError("LocalAttention: predictive=True (local-p) needs query_dim, "
                                  "the width of W_p")
-            rng = np.random.default_rng() if rng is None else rng
-            bound = 1.0 / np.sqrt(query_dim)
-            self.W_p = Parameter(rng.uniform(-bound, bound, (query_dim, query_dim)).astype(dtype))
-            self.v_p = Parameter(rng.uniform(-bound, bound, (query_dim,)).astype(dtype))
+            rng = init.generator("LocalAttention", rng)
+            self.W_p = Parameter(init.uniform(rng, query_dim, (query_dim, query_dim), dtype))
+            self.v_p = Parameter(init.uniform(rng, query_dim, (query_dim,), dtype))
 
     def project_keys(self, keys) -> Tensor:
         """The score's key precomputation, to pass as ``projected`` at every decoder step."""

@@ -3,7 +3,7 @@
 Shape letters: B batch, T queries (target length), S keys (source length).
 
 A mask is a boolean array, **True where a position may be attended** (a real token) and False
-for padding (DESIGN.md). Scores are ``(B, S)`` (one query per example) or ``(B, T, S)``, or
+for padding. Scores are ``(B, S)`` (one query per example) or ``(B, T, S)``, or
 ``(B, h, T, S)`` with heads. A mask is either ``(B, S)`` -- the same padding for every query --
 or has as many axes as the scores and broadcasts to them (``(B, T, S)``, ``(B, 1, S)``,
 ``(1, T, S)`` …). A query whose every key is masked gets all-zero weights: never NaN.
@@ -16,21 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F
 from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
-
-
-def shape_str(shape, letters: str = "") -> str:
-    """``(4, 7, 8)`` with letters "BS" -> ``"(B=4, S=7, 8)"``: names the leading dimensions."""
-    parts = [f"{l}={n}" if i < len(letters) else str(n)
-             for i, (l, n) in enumerate(zip(letters.ljust(len(shape)), shape))]
-    return "(" + ", ".join(parts) + ")"
-
-
-def scores_letters(ndim: int) -> str:
-    """Letters of a scores array: "BS", "BTS", "BhTS"."""
-    return {2: "BS", 3: "BTS", 4: "BhTS"}.get(ndim, "")
 
 
 def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask",
@@ -71,24 +60,6 @@ def causal_mask(T: int, S: int | None = None) -> np.ndarray:
     """
     S = T if S is None else S
     return np.tril(np.ones((T, S), dtype=bool), k=S - T)
-
-
-def softmax_array(scores: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """α_j = exp(e_j − m) / Σ_k exp(e_k − m) over the last axis, m = max over kept e_k.
-
-    Masked entries get exactly 0; a row with nothing kept is all zeros. No warnings: the
-    maximum of an empty row is replaced by 0 and its zero sum by 1 before dividing.
-    """
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)                     # (B, [T,] S)
-    m = np.max(scores, axis=-1, keepdims=True)                       # (B, [T,] 1)
-    if mask is not None:
-        m = np.where(np.isfinite(m), m, 0)                           # (B, [T,] 1)
-    e = np.exp(scores - m)                                           # (B, [T,] S)
-    s = np.sum(e, axis=-1, keepdims=True)                            # (B, [T,] 1)
-    if mask is not None:
-        s = np.where(s == 0, 1, s)                                   # (B, [T,] 1)
-    return e / s                                                     # (B, [T,] S)
 
 
 def masked_softmax(scores, mask=None, axis: int = -1) -> Tensor:

@@ -6,15 +6,17 @@ Shape letters: B batch, T queries, S keys, E embedding width, h heads, d = E / h
     MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,
     head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
 
-Masks follow DESIGN.md: True = may be attended. ``key_padding_mask (B, S)`` removes padded
+Masks are boolean, True = may be attended. ``key_padding_mask (B, S)`` removes padded
 keys for every query; ``causal=True`` lets query t see only keys j ≤ t (self-attention).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask, causal_mask, shape_str
+from attention.masking import as_mask, causal_mask
+from attention.shapes import shape_str
 from attention.soft import read
+from minigrad import init
 from minigrad.nn import Linear, Module
 from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
@@ -66,7 +68,7 @@ class MultiHeadAttention(Module):
         if num_heads < 1 or embed_dim % num_heads:
             raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be a multiple of "
                              f"num_heads {num_heads}")
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("MultiHeadAttention", rng)
         self.embed_dim, self.num_heads = embed_dim, num_heads
         self.W_q = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
         self.W_k = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)

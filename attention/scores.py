@@ -13,16 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import shape_str
-from minigrad import functional as F
+from attention.shapes import shape_str
+from minigrad import functional as F, init
 from minigrad.coerce import as_tensor
 from minigrad.nn import Module, Parameter
 from minigrad.tensor import Tensor
-
-
-def _uniform(rng, fan_in: int, shape: tuple, dtype) -> Parameter:
-    bound = 1.0 / np.sqrt(fan_in)
-    return Parameter(rng.uniform(-bound, bound, size=shape).astype(dtype))
 
 
 class Score(Module):
@@ -124,12 +119,13 @@ class AdditiveScore(Score):
         if activation not in ("tanh", None):
             raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, "
                              f"got {activation!r}")
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("AdditiveScore", rng)
         self.activation, self.fused = activation, fused  # fused: additive_tanh for tanh
-        self.W_q = _uniform(rng, query_dim, (attn_dim, query_dim), dtype)
-        self.W_k = _uniform(rng, key_dim, (attn_dim, key_dim), dtype)
-        self.b = _uniform(rng, key_dim, (attn_dim,), dtype) if bias else None  # as W_k's bias
-        self.v = _uniform(rng, attn_dim, (attn_dim,), dtype)
+        self.W_q = Parameter(init.uniform(rng, query_dim, (attn_dim, query_dim), dtype))
+        self.W_k = Parameter(init.uniform(rng, key_dim, (attn_dim, key_dim), dtype))
+        self.b = (Parameter(init.uniform(rng, key_dim, (attn_dim,), dtype))  # as W_k's bias
+                  if bias else None)
+        self.v = Parameter(init.uniform(rng, attn_dim, (attn_dim,), dtype))
 
     def project_keys(self, keys) -> Tensor:
         """W_k h_j + b for every source position: (B, S, A)."""
@@ -157,10 +153,11 @@ class ConcatScore(Score):
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
                  rng: np.random.Generator | None = None, dtype=np.float64, fused: bool = True):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("ConcatScore", rng)
         self.query_dim, self.fused = query_dim, fused  # fused: additive_tanh, else composed
-        self.W = _uniform(rng, query_dim + key_dim, (attn_dim, query_dim + key_dim), dtype)
-        self.v = _uniform(rng, attn_dim, (attn_dim,), dtype)
+        width = query_dim + key_dim
+        self.W = Parameter(init.uniform(rng, width, (attn_dim, width), dtype))
+        self.v = Parameter(init.uniform(rng, attn_dim, (attn_dim,), dtype))
 
     def project_keys(self, keys) -> Tensor:
         """W_k h_j, with W_k the right-hand block of W: (B, S, A)."""
@@ -220,8 +217,8 @@ class GeneralScore(Score):
 
     def __init__(self, query_dim: int, key_dim: int, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
-        self.W = _uniform(rng, key_dim, (query_dim, key_dim), dtype)
+        rng = init.generator("GeneralScore", rng)
+        self.W = Parameter(init.uniform(rng, key_dim, (query_dim, key_dim), dtype))
 
     def project_keys(self, keys) -> Tensor:
         """W h_j for every source position: (B, S, Dq)."""

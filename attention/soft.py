@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask, scores_letters, shape_str, softmax_array
+from attention.masking import as_mask
+from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F
-from minigrad.coerce import as_tensor
+from minigrad.coerce import pair
 from minigrad.nn import Module
 from minigrad.tensor import Tensor
 
@@ -40,17 +41,10 @@ def _check_read(who: str, scores, values, role: str = "scores") -> bool:
     return single
 
 
-def _as_pair(scores, values) -> tuple:
-    """Both as tensors, by minigrad's dtype policy: a plain array takes the float dtype of the
-    other operand (a Tensor, or else the scores); two float Tensors promote as NumPy does."""
-    scores = as_tensor(scores, values if isinstance(values, Tensor) else None)
-    return scores, as_tensor(values, scores)
-
-
 def _checked(who: str, scores, values, mask) -> tuple:
     """``(scores, values, mask, single)`` checked once, for ``_attend`` and ``_read``: tensors
     that fit, the mask ready to broadcast (or None), single = one query per value set."""
-    scores, values = _as_pair(scores, values)
+    scores, values = pair(scores, values)
     single = _check_read(who, scores, values)
     if mask is not None:
         mask = as_mask(mask, scores.shape, who)                     # (B, [1|T,] S)
@@ -59,7 +53,7 @@ def _checked(who: str, scores, values, mask) -> tuple:
 
 def weighted_sum(weights, values) -> Tensor:
     """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
-    weights, values = _as_pair(weights, values)
+    weights, values = pair(weights, values)
     if weights.ndim == values.ndim - 1:
         return (weights.expand_dims(-2) @ values).squeeze(-2)       # (B, D)
     return weights @ values                                         # (B, T, D)
@@ -121,7 +115,7 @@ def read(scores, values, mask=None) -> tuple:
 
 def _read(scores, values, mask, single) -> tuple:
     """``read`` on inputs ``_checked`` has passed."""
-    a = softmax_array(scores.data, mask)                             # (B, [T,] S)
+    a = F.softmax_array(scores.data, -1, mask)                       # (B, [T,] S)
     a3 = a[..., None, :] if single else a                            # (B, T, S)
     c3 = a3 @ values.data                                            # (B, T, D)
     c = c3[..., 0, :] if single else c3                              # (B, [T,] D)
@@ -135,11 +129,8 @@ def _read(scores, values, mask, single) -> tuple:
             return ge, a[..., :, None] * g[..., None, :]              # (B, S, D): α_j g
         return ge, np.swapaxes(a, -1, -2) @ g                         # (B, S, D): Σ_t α_tj g_t
 
-    def weights_vjp(g):  # the softmax VJP: α ⊙ (g − Σ_k g_k α_k)
-        return (a * (g - np.sum(g * a, axis=-1, keepdims=True)),)    # (B, [T,] S)
-
     context = Tensor._from_op(c, (scores, values), vjp, "read")
-    weights = Tensor._from_op(a, (scores,), weights_vjp, "read.weights")
+    weights = Tensor._from_op(a, (scores,), lambda g: (F.softmax_vjp(a, g),), "read.weights")
     return context, weights
 
 

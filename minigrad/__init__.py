@@ -12,7 +12,7 @@ from minigrad.ops import (add, sub, mul, div, neg, pow, rpow, exp, log, sqrt, ta
 from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,
                                 concatenate, stack, split, getitem, where, masked_fill)
 from minigrad.serialization import save, load
-from minigrad import functional, nn, optim
+from minigrad import functional, init, nn, optim
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",
@@ -20,5 +20,5 @@ __all__ = [
     "sum", "mean", "max", "logsumexp", "matmul",
     "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
     "concatenate", "stack", "split", "getitem", "where", "masked_fill",
-    "functional", "nn", "optim",
+    "functional", "init", "nn", "optim",
 ]

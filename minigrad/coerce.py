@@ -1,8 +1,9 @@
-"""Arguments into tensors and axes: the dtype policy and the axis checks, in one place.
+"""Arguments into tensors, masks and axes: the dtype policy and the axis checks, in one place.
 
 Every op starts here. ``as_tensor`` applies the dtype policy of ``tensor.py`` (plain numbers
-and arrays adopt the float tensor's dtype, so float32 stays float32); ``normalize_axis`` turns
-an axis into a checked non-negative int, with an error that names the op and the shape.
+and arrays adopt the float tensor's dtype, so float32 stays float32) and ``pair`` applies it to
+two operands; ``boolean_mask`` refuses a mask that is not boolean; ``normalize_axis`` turns an
+axis into a checked non-negative int, with an error that names the op and the shape.
 """
 from __future__ import annotations
 
@@ -25,8 +26,11 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
     return Tensor(x)
 
 
-def _pair(a, b):
-    """Both operands as Tensors; the dtype of each may come from the other."""
+def pair(a, b) -> tuple:
+    """Two operands as Tensors, by the dtype policy, the same whichever is a Tensor: a plain
+    number or array, or an int/bool Tensor, takes the dtype of the other when that is a float
+    Tensor (int-tensor × float32 gives float32); two float Tensors promote as NumPy does.
+    Every binary op (``mul``, ``matmul``, ``where``, the attention read) pairs with this."""
     if isinstance(a, Tensor):
         if isinstance(b, Tensor) and a.data.dtype is b.data.dtype:
             return a, b  # the common case, decided by one identity test
@@ -34,6 +38,15 @@ def _pair(a, b):
         return as_tensor(a, b), b
     a = as_tensor(a, b if isinstance(b, Tensor) else None)
     return a, as_tensor(b, a)
+
+
+def boolean_mask(op: str, role: str, mask) -> np.ndarray:
+    """``mask`` (an array or Tensor) as a boolean ndarray; anything else is refused, since a
+    0/1 float array could mean either polarity."""
+    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if mask.dtype != bool:
+        raise ValueError(f"{op}: {role} must be boolean, got dtype {mask.dtype}")
+    return mask
 
 
 def as_tensors(items) -> list:

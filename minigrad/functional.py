@@ -16,16 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.coerce import as_tensor, check_not_empty, normalize_axis
-from minigrad.shape_ops import boolean_mask
+from minigrad.coerce import as_tensor, boolean_mask, check_not_empty, normalize_axis
+from minigrad.init import check_rng
 from minigrad.tensor import Tensor
-
-
-def check_rng(who: str, rng) -> None:
-    """Randomness is passed in as a Generator (STYLE.md); a seed or a RandomState is refused."""
-    if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{who}: rng must be an np.random.Generator (e.g. "
-                        f"np.random.default_rng(0)), got {rng!r}")
 
 
 def _check_axis(op, x, axis) -> int:
@@ -48,11 +41,17 @@ def _check_mask(op, x, mask):
     return mask
 
 
-def _softmax_array(x: np.ndarray, axis: int, mask) -> np.ndarray:
-    """exp(x - max) / Σ exp(x - max) over ``axis``; masked entries and empty rows give 0."""
+def softmax_array(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
+    """α_j = exp(x_j − m) / Σ_k exp(x_k − m) over ``axis``, m = max over kept x_k.
+
+    The array-level masked softmax (``softmax`` and the attention read both compute with it).
+    ``mask``: a boolean array broadcastable to ``x``, True = keep. Masked entries get exactly 0
+    and a row with nothing kept is all zeros, without warnings: the maximum of an empty row is
+    replaced by 0 and its zero sum by 1 before dividing.
+    """
     if mask is not None:
         x = np.where(mask, x, -np.inf)
-    m = x.max(axis=axis, keepdims=True)  # (methods, not np.max/np.sum: 0.8 µs less each)
+    m = x.max(axis=axis, keepdims=True)
     if mask is not None:
         m = np.where(np.isfinite(m), m, 0)  # a row with nothing kept: avoid -inf - -inf
     e = np.exp(x - m)
@@ -60,6 +59,14 @@ def _softmax_array(x: np.ndarray, axis: int, mask) -> np.ndarray:
     if mask is not None:
         s = np.where(s == 0, 1, s)
     return e / s
+
+
+def softmax_vjp(y: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
+    """dL/dx = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x): (diag(y) − y yᵀ) g, no matrix built.
+
+    Also right for a masked softmax: there y_j = 0 at masked entries, so they get 0.
+    """
+    return y * (g - (g * y).sum(axis=axis, keepdims=True))
 
 
 def softmax(x, axis: int = -1, mask=None) -> Tensor:
@@ -73,11 +80,8 @@ def softmax(x, axis: int = -1, mask=None) -> Tensor:
     axis = _check_axis("softmax", x, axis)
     if mask is not None:
         mask = _check_mask("softmax", x, mask)
-    y = _softmax_array(x.data, axis, mask)
-
-    def vjp(g):
-        return (y * (g - (g * y).sum(axis=axis, keepdims=True)),)
-    return Tensor._from_op(y, (x,), vjp, "softmax")
+    y = softmax_array(x.data, axis, mask)
+    return Tensor._from_op(y, (x,), lambda g: (softmax_vjp(y, g, axis),), "softmax")
 
 
 def log_softmax(x, axis: int = -1, mask=None) -> Tensor:

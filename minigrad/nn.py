@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.tensor import Tensor
 
 
@@ -122,18 +122,6 @@ def _check_sizes(who: str, **sizes) -> None:
                          + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
 
 
-def _rng(who: str, rng) -> np.random.Generator:
-    """``rng``, checked to be a Generator; a fresh unseeded one when None."""
-    if rng is None:
-        return np.random.default_rng()
-    F.check_rng(who, rng)
-    return rng
-
-
-def _uniform(rng, bound, shape, dtype):
-    return rng.uniform(-bound, bound, size=shape).astype(dtype)
-
-
 class Linear(Module):
     """y = x Wᵀ + b with ``weight (out, in)`` and ``bias (out,)``, initialised as PyTorch does:
     U(−1/√in, 1/√in) for both."""
@@ -141,11 +129,11 @@ class Linear(Module):
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
         _check_sizes("Linear", in_features=in_features, out_features=out_features)
-        rng = _rng("Linear", rng)
-        bound = 1.0 / np.sqrt(in_features)
+        rng = init.generator("Linear", rng)
         self.in_features, self.out_features = in_features, out_features
-        self.weight = Parameter(_uniform(rng, bound, (out_features, in_features), dtype))
-        self.bias = Parameter(_uniform(rng, bound, (out_features,), dtype)) if bias else None
+        self.weight = Parameter(init.uniform(rng, in_features, (out_features, in_features), dtype))
+        self.bias = (Parameter(init.uniform(rng, in_features, (out_features,), dtype))
+                     if bias else None)
 
     def forward(self, x):
         if x.shape[-1] != self.in_features:
@@ -160,8 +148,8 @@ class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int,
                  rng: np.random.Generator | None = None, dtype=np.float64):
         _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
-        rng = _rng("Embedding", rng)
-        self.weight = Parameter(rng.standard_normal((num_embeddings, embedding_dim)).astype(dtype))
+        rng = init.generator("Embedding", rng)
+        self.weight = Parameter(init.normal(rng, (num_embeddings, embedding_dim), dtype))
 
     def forward(self, ids):
         return F.embedding(self.weight, ids)

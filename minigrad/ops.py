@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from minigrad.coerce import _pair, as_tensor, check_not_empty, normalize_axes
+from minigrad.coerce import as_tensor, check_not_empty, normalize_axes, pair
 from minigrad.tensor import Tensor
 
 
@@ -23,7 +23,7 @@ def _broadcast_error(op, a, b):
 
 def add(a, b) -> Tensor:
     """a + b. d/da = 1, d/db = 1."""
-    a, b = _pair(a, b)
+    a, b = pair(a, b)
     try:
         out = a.data + b.data
     except ValueError:
@@ -33,7 +33,7 @@ def add(a, b) -> Tensor:
 
 def sub(a, b) -> Tensor:
     """a - b. d/da = 1, d/db = -1."""
-    a, b = _pair(a, b)
+    a, b = pair(a, b)
     try:
         out = a.data - b.data
     except ValueError:
@@ -43,7 +43,7 @@ def sub(a, b) -> Tensor:
 
 def mul(a, b) -> Tensor:
     """a * b. d/da = b, d/db = a."""
-    a, b = _pair(a, b)
+    a, b = pair(a, b)
     try:
         out = a.data * b.data
     except ValueError:
@@ -53,7 +53,7 @@ def mul(a, b) -> Tensor:
 
 def div(a, b) -> Tensor:
     """a / b. d/da = 1/b, d/db = -a/b^2 = -out/b."""
-    a, b = _pair(a, b)
+    a, b = pair(a, b)
     try:
         out = a.data / b.data
     except ValueError:
@@ -254,7 +254,7 @@ def matmul(a, b) -> Tensor:
     For 2-D: d/da = g bᵀ, d/db = aᵀ g. A 1-D ``a`` is treated as a row (1, k) and a 1-D ``b``
     as a column (k, 1); the inserted axis is removed from the result and from the gradient.
     """
-    a, b = _pair(a, b)
+    a, b = pair(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul: both operands need at least 1 dimension, got shapes "
                          f"{a.shape} and {b.shape} (use * for scalars)")

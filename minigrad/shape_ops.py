@@ -10,7 +10,8 @@ import itertools
 
 import numpy as np
 
-from minigrad.coerce import _pair, as_tensor, as_tensors, normalize_axes, normalize_axis
+from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
+                             pair)
 from minigrad.tensor import Tensor
 
 
@@ -164,19 +165,10 @@ def getitem(x, index) -> Tensor:
     return Tensor._from_op(out, (x,), vjp, "getitem")
 
 
-def boolean_mask(op: str, role: str, mask) -> np.ndarray:
-    """``mask`` (an array or Tensor) as a boolean ndarray; anything else is refused, since a
-    0/1 float array could mean either polarity."""
-    mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    if mask.dtype != bool:
-        raise ValueError(f"{op}: {role} must be boolean, got dtype {mask.dtype}")
-    return mask
-
-
 def where(condition, a, b) -> Tensor:
     """Elementwise ``a`` where ``condition`` else ``b``. Each side gets g where it was chosen."""
     cond = boolean_mask("where", "condition", condition)
-    a, b = _pair(a, b)
+    a, b = pair(a, b)
     try:
         out = np.where(cond, a.data, b.data)
     except ValueError:

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear, Module
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
@@ -138,7 +138,7 @@ class PlainDecoder(Decoder):
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
                  reset_after: bool = True, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("PlainDecoder", rng)
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
         self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
@@ -173,7 +173,7 @@ class BahdanauDecoder(Decoder):
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
                  attn_dim: int = 64, score: str = "additive", reset_after: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("BahdanauDecoder", rng)
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype))
         self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.nn import Embedding, Module
 
 from models.vocab import PAD
@@ -86,7 +86,7 @@ class BiGRUEncoder(Module):
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, reset_after: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("BiGRUEncoder", rng)
         self.hidden_size = hidden_size
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         self.forward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear
 
 from attention import Attention, GeneralScore, LocalAttention
@@ -42,7 +42,7 @@ class LuongDecoder(Decoder):
                  score: str = "general", attn_dim: int = 64, input_feeding: bool = True,
                  cell: str = "gru", window: int = 2, reset_after: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("LuongDecoder", rng)
         if score not in LUONG_SCORES:
             raise ValueError(f"LuongDecoder: unknown score {score!r}; choose from {LUONG_SCORES}")
         if cell not in ("gru", "lstm"):

@@ -28,14 +28,10 @@ from __future__ import annotations
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.nn import Module, Parameter
 
 from models.fused import gru_step
-
-
-def _uniform(rng: np.random.Generator, bound: float, shape: tuple, dtype) -> Parameter:
-    return Parameter(rng.uniform(-bound, bound, size=shape).astype(dtype))
 
 
 class _Cell(Module):
@@ -45,14 +41,13 @@ class _Cell(Module):
 
     def __init__(self, input_size: int, hidden_size: int, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
-        k = 1.0 / np.sqrt(hidden_size)
-        G = self.gates * hidden_size
+        rng = init.generator(type(self).__name__, rng)
+        H, G = hidden_size, self.gates * hidden_size  # every block U(±1/√H), as PyTorch
         self.input_size, self.hidden_size = input_size, hidden_size
-        self.weight_ih = _uniform(rng, k, (G, input_size), dtype)
-        self.weight_hh = _uniform(rng, k, (G, hidden_size), dtype)
-        self.bias_ih = _uniform(rng, k, (G,), dtype)
-        self.bias_hh = _uniform(rng, k, (G,), dtype)
+        self.weight_ih = Parameter(init.uniform(rng, H, (G, input_size), dtype))
+        self.weight_hh = Parameter(init.uniform(rng, H, (G, hidden_size), dtype))
+        self.bias_ih = Parameter(init.uniform(rng, H, (G,), dtype))
+        self.bias_hh = Parameter(init.uniform(rng, H, (G,), dtype))
 
     def project_input(self, x) -> mg.Tensor:
         """gi = W_ih x + b_ih: the part of every gate that the recurrence does not touch."""

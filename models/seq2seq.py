@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
+from minigrad import functional as F, init
 from minigrad.nn import Module
 
 from models.vocab import BOS, PAD
@@ -88,7 +88,7 @@ class Seq2Seq(Module):
     """Encoder–decoder with attention (or without: ``decoder="plain"``), built from a config."""
 
     def __init__(self, config: ModelConfig, rng: np.random.Generator | None = None):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("Seq2Seq", rng)
         self.config, c = config, config
         dtype = DTYPES[c.dtype]
         self.encoder = BiGRUEncoder(c.src_vocab, c.embed, c.hidden, c.reset_after, rng=rng, dtype=dtype)

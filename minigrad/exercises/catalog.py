@@ -75,12 +75,6 @@ def normal(rng: np.random.Generator, scale: float = 1.0, constants: dict | None 
     return ({k: scale * rng.standard_normal(s) for k, s in shapes.items()}, constants or {})
 
 
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """softmax in plain NumPy, for writing mistakes' gradients."""
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def st(value: Tensor, through: Tensor) -> Tensor:
     """The value of ``value`` with the gradient of ``through`` ("straight through")."""
     return through + (value - through).detach()

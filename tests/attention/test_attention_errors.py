@@ -108,3 +108,18 @@ def test_bad_input_raises_a_value_error_naming_role_and_shapes(call, message):
     with pytest.raises(ValueError) as info:
         call()
     assert message in str(info.value)
+
+
+RNG_USERS = [("AdditiveScore", lambda r: AdditiveScore(4, 4, 4, rng=r)),
+             ("ConcatScore", lambda r: ConcatScore(4, 4, 4, rng=r)),
+             ("GeneralScore", lambda r: GeneralScore(4, 4, rng=r)),
+             ("LocalAttention", lambda r: LocalAttention(DotScore(), 2, True, query_dim=4, rng=r)),
+             ("MultiHeadAttention", lambda r: MultiHeadAttention(4, 2, rng=r))]
+
+
+@pytest.mark.parametrize("who, make", RNG_USERS, ids=[u[0] for u in RNG_USERS])
+def test_a_seed_for_rng_is_refused_by_every_attention_layer(who, make):
+    for bad in (0, np.random.RandomState(0)):
+        with pytest.raises(TypeError, match=rf"^{who}: rng must be an np\.random\.Generator"):
+            make(bad)
+    make(None), make(np.random.default_rng(0))  # the two that are accepted

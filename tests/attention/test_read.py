@@ -108,6 +108,14 @@ def test_plain_array_operands_adopt_the_other_operands_float_dtype(fn):
 
 
 @pytest.mark.parametrize("fn", [attend, read])
+def test_an_int_tensor_and_float32_values_give_float32_as_mul_does(fn):
+    scores, values = mg.tensor(np.zeros((2, 3), np.int64)), np.ones((2, 3, 4), np.float32)
+    assert (scores * values[..., 0]).dtype == np.float32                 # mg.mul's pairing
+    c, w = fn(scores, values)
+    assert c.data.dtype == w.data.dtype == np.float32
+
+
+@pytest.mark.parametrize("fn", [attend, read])
 def test_float_tensors_of_different_precision_promote_as_numpy_does(fn):
     e = mg.tensor(np.zeros((2, 3), np.float32), requires_grad=True)
     h = mg.tensor(np.ones((2, 3, 4)), requires_grad=True)                  # float64

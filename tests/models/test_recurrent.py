@@ -125,3 +125,9 @@ def test_shape_errors_name_the_role():
         cell(mg.tensor(np.ones((2, 4))))
     with pytest.raises(ValueError, match="hidden_size=2"):
         cell(mg.tensor(np.ones((2, 3))), mg.tensor(np.ones((2, 5))))
+
+
+@pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
+def test_a_seed_for_rng_is_refused_with_the_cells_name(Cell):
+    with pytest.raises(TypeError, match=rf"^{Cell.__name__}: rng must be an np\.random\.Generator"):
+        Cell(3, 2, rng=0)
