@@ -52,12 +52,22 @@ def detect_anomaly():
         mode.anomaly = previous
 
 
-def check_finite(array: np.ndarray, op: str, where: str) -> None:
-    """Raise if ``array`` holds NaN or inf (used only under ``detect_anomaly``)."""
+class AnomalyError(FloatingPointError):
+    """What ``detect_anomaly`` raises. ``op`` and ``where`` ("forward" or "backward") name the
+    step; ``node`` is the tensor of that op (its result, or the node whose VJP made NaN/inf)
+    and ``inputs`` its inputs, so the graph can be drawn (``minigrad.viz.draw_anomaly``)."""
+
+    def __init__(self, message: str, op: str, where: str, node=None, inputs=()):
+        super().__init__(message)
+        self.op, self.where, self.node, self.inputs = op, where, node, tuple(inputs)
+
+
+def check_finite(array: np.ndarray, op: str, where: str, node=None, inputs=()) -> None:
+    """Raise ``AnomalyError`` if ``array`` holds NaN or inf (only under ``detect_anomaly``)."""
     if array.dtype.kind in "fc" and not np.isfinite(array).all():
         bad = "NaN" if np.isnan(array).any() else "inf"
-        raise FloatingPointError(f"detect_anomaly: the {where} of op '{op}' produced {bad} "
-                                 f"(shape {array.shape})")
+        raise AnomalyError(f"detect_anomaly: the {where} of op '{op}' produced {bad} "
+                           f"(shape {array.shape})", op, where, node, inputs)
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple, dtype, op: str = "?") -> np.ndarray:
@@ -155,7 +165,7 @@ def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
                 continue
             pg = unbroadcast(pg, parent.data.shape, parent.data.dtype, node._op)
             if mode.anomaly:
-                check_finite(pg, node._op, "backward")
+                check_finite(pg, node._op, "backward", node, node._parents)
             if parent not in grads:
                 grads[parent] = pg
             elif parent in owned:  # its third or later gradient: no new array (a big saving

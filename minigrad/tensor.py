@@ -73,7 +73,7 @@ class Tensor:
         else:
             t.requires_grad, t._parents, t._vjp = False, (), None
         if mode.anomaly:
-            engine.check_finite(data, op, "forward")
+            engine.check_finite(data, op, "forward", t, parents)
         return t
 
     # ---- array-like attributes ------------------------------------------------------

@@ -27,6 +27,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear, Module
+from minigrad.viz.trace import scope
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore)
@@ -116,7 +117,8 @@ class Decoder(Module):
                 with mg.no_grad():
                     guess = self.logits(steps[-1]).data.argmax(axis=-1)  # (B,)
                 y = np.where(rng.random(B) < teacher_forcing, y, guess)  # (B,)
-            state, features, alpha = self.step(y, state, ctx, t)
+            with scope(f"step {t}"):  # a group in minigrad.viz's drawings (free otherwise)
+                state, features, alpha = self.step(y, state, ctx, t)
             steps.append(features)
             weights.append(alpha)
         stacked = [mg.stack(list(parts), axis=1) for parts in zip(*steps)]  # each (B, T, ·)

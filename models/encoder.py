@@ -27,6 +27,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import functional as F, init
 from minigrad.nn import Embedding, Module
+from minigrad.viz.trace import scope
 
 from models.vocab import PAD
 from models.recurrent import GRUCell
@@ -92,16 +93,17 @@ class BiGRUEncoder(Module):
         self.forward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
         self.backward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
 
-    def _run(self, cell: GRUCell, onehot, mask, order) -> tuple[list, mg.Tensor]:
+    def _run(self, cell: GRUCell, onehot, mask, order, name: str) -> tuple[list, mg.Tensor]:
         """One direction over the positions in ``order``; returns outputs (by position) and
         the last state. See ``input_table`` for how the input projection is computed."""
         table = input_table(self.embedding.weight, cell.weight_ih, cell.bias_ih)  # (3H, V)
         h = cell.zero_state(onehot.shape[1])                                       # (B, H)
         outputs = [None] * onehot.shape[0]
         for t in order:
-            h_new = cell.step(F.linear(onehot[t], table), h)  # (B, H)
-            real = mask[:, t]                                 # (B,)
-            h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # (B, H); held at padding
+            with scope(f"{name} {t}"):  # a group in minigrad.viz's drawings (free otherwise)
+                h_new = cell.step(F.linear(onehot[t], table), h)  # (B, H)
+                real = mask[:, t]                                 # (B,)
+                h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # (B, H); held at padding
             outputs[t] = h
         return outputs, h
 
@@ -111,8 +113,9 @@ class BiGRUEncoder(Module):
         S = src.shape[1]
         V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype
         onehot = one_hot(src.T, V, dtype, "source")  # (S, B, V), time first: onehot[t] is contiguous
-        fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S))   # S × (B, H), (B, H)
-        bwd, h_first = self._run(self.backward_cell, onehot, mask, range(S - 1, -1, -1))  # the same
+        fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S), "forward")   # S × (B, H), (B, H)
+        bwd, h_first = self._run(self.backward_cell, onehot, mask, range(S - 1, -1, -1),
+                                "backward")  # the same
         annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)],
                                      axis=2)                                     # (B, S, 2H)
         if not mask.all():  # the forward direction held its state over the padding: zero it
