@@ -3,7 +3,7 @@
 ``DEMOS`` maps each command-line name to (function, one-line description); a demo function
 takes ``out_dir`` (None: no SVG) and returns a ``DemoResult``.
 """
-from attention.demos import source_000, source_004
+from attention.demos import graph_004, source_000, source_004
 
 DEMOS = {
     "004-example": (source_004.example,
@@ -11,6 +11,8 @@ DEMOS = {
                     "no-tanh ablation; weight curves over s in [-3, 3]"),
     "004-gradient": (source_004.gradient,
                      "source 004 §7: dL/de_j = α_j g·(h_j - c) beside finite differences"),
+    "004-graph": (graph_004.graph,
+                  "source 004 §6-§7 as a computation graph with dL/dnode on every node"),
     "000-scaling": (source_000.scaling,
                     "source 000 §2.3/§4.2: std of q·k is √d; what softmax does with raw vs "
                     "scaled scores"),

@@ -255,3 +255,13 @@ def test_layout_reduces_crossings():
     boxes, _ = layout([(40, 20)] * 6, edges)
     left_of = lambda a, b: boxes[a][0] < boxes[b][0]  # noqa: E731
     assert left_of(0, 1) == left_of(3, 2) == left_of(4, 5)
+
+
+def test_the_neuron_demo_prints_micrograds_numbers(capsys, tmp_path):
+    from minigrad.viz.__main__ import main
+    assert main(["--fmt", "svg", "--out", str(tmp_path)]) == 0
+    ET.parse(tmp_path / "neuron.svg")
+    assert main([]) == 0
+    text = capsys.readouterr().out
+    assert re.search(r"x1 +\(\) float64 \| value 2 \| grad -1\.5", text)
+    assert re.search(r"o = tanh +\(\) float64 \| value 0\.7071 \| grad 1", text)
