@@ -7,7 +7,7 @@
     python -m attention --no-svg ...     # terminal output only
 
 Each demo writes only its own file names in the output folder (``004_weights_vs_state.svg``,
-``000_path_length.svg``), replacing an earlier run's picture of the same name.
+``004_graph.svg``, ``000_path_length.svg``), replacing an earlier run's picture of the same name.
 """
 from __future__ import annotations
 
