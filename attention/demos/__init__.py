@@ -3,7 +3,7 @@
 ``DEMOS`` maps each command-line name to (function, one-line description); a demo function
 takes ``out_dir`` (None: no SVG) and returns a ``DemoResult``.
 """
-from attention.demos import graph_004, source_000, source_004
+from attention.demos import graph_004, hard, source_000, source_004, untrained
 
 DEMOS = {
     "004-example": (source_004.example,
@@ -19,4 +19,10 @@ DEMOS = {
     "000-path-length": (source_000.path_length,
                         "source 000 §4.4: gradient norm from the first input to the last output, "
                         "tanh RNN vs one attention read"),
+    "000-alignment": (untrained.alignment,
+                      "source 000 §4.3: the 6 × 6 alignment of an untrained model (near uniform) "
+                      "and a trained one (diagonal)"),
+    "004-hard": (hard.hard,
+                 "source 004 §4: hard (argmax) vs soft read; the hard read's gradient wrt the "
+                 "scores is 0 almost everywhere"),
 }
