@@ -6,6 +6,8 @@
                                           a run, --overwrite replaces the one in --out DIR
     python -m models translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]
     python -m models compare-length       attention vs none: exact match against source length
+    python -m models compare-scores       dot, general, concat (Luong) and additive (Bahdanau)
+                                          on one budget: held-out exact match and time
 
 --threads N goes before or after the subcommand.
 """
@@ -21,7 +23,8 @@ import numpy as np
 
 from minigrad.runtime import blas
 from models.app.checkpoint import CheckpointError, load_checkpoint
-from models.app.compare import CompareConfig, compare_length
+from models.app.compare import (CompareConfig, ScoresConfig, compare_length, compare_scores,
+                                scores_table)
 from models.app.data import TASKS, format_date, random_date
 from models.vocab import pad_batch
 from models.decoders import SCORES
@@ -115,6 +118,10 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     for name, value in vars(defaults).items():
         cmp_.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     cmp_.add_argument("--out", default="runs/compare-length", help="folder for the SVG")
+    scores = add("compare-scores", help="the four scores of sources 000 and 003 trained on the "
+                 "same task with the same budget: held-out exact match and training time")
+    for name, value in vars(ScoresConfig()).items():
+        scores.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     return parser
 
 
@@ -281,6 +288,15 @@ def cmd_compare(a) -> None:
     print(f"plot written to {path}")
 
 
+def cmd_compare_scores(a) -> None:
+    cfg = ScoresConfig(**{k: getattr(a, k) for k in vars(ScoresConfig())})
+    print(f"{cfg.task}: {cfg.n_train} training pairs, {cfg.epochs} epochs of batches of "
+          f"{cfg.batch_size} for every score (seed {cfg.seed}); exact match on {cfg.n_val} "
+          "held-out pairs")
+    results = compare_scores(cfg)
+    print("\n" + scores_table(results))
+
+
 def given_train_options(argv) -> set:
     """The train options named on the command line ``argv`` (whatever their values)."""
     dests = set(vars(build_parser().parse_args(["train"]))) - {"command", "threads"}
@@ -298,7 +314,7 @@ def main(argv=None) -> int:
     if a.command == "train":
         a.given = given_train_options(argv)
     commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
-                "compare-length": cmd_compare}
+                "compare-length": cmd_compare, "compare-scores": cmd_compare_scores}
     try:
         with blas.threads(a.threads):
             commands[a.command](a)

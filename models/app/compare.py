@@ -1,13 +1,19 @@
-"""A miniature of Bahdanau et al. 2015, Figure 2: accuracy against source length, with and
-without attention.
+"""Comparisons trained on one budget.
+
+``compare_length``: a miniature of Bahdanau et al. 2015, Figure 2: accuracy against source
+length, with and without attention.
 
 ``PlainDecoder`` must squeeze the whole source into one fixed vector; ``BahdanauDecoder`` looks
 back at every annotation. Both are trained on the same pairs (same seed, same sizes, same
 number of steps) and scored by greedy exact match on held-out pairs, grouped by source length.
 Without attention accuracy falls as sources get longer; with attention it holds.
+
+``compare_scores``: Luong's dot, general and concat scores and Bahdanau's additive one, each
+trained for the same steps on the same pairs; held-out exact match and training time.
 """
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -65,3 +71,67 @@ def compare_length(config: CompareConfig, log=print, time_limit: float | None = 
         trainer.run(log=log, time_limit=time_limit)
         results[name] = exact_by_length(trainer.model, data, data.val, trainer.decode_len)
     return results
+
+
+# The four scores of sources 000 §2.3 and 003 §3.1, each in the decoder it was proposed with.
+SCORE_RUNS = (("dot (Luong)", "luong", "dot"), ("general (Luong)", "luong", "general"),
+              ("concat (Luong)", "luong", "concat"), ("additive (Bahdanau)", "bahdanau", "additive"))
+
+
+@dataclass
+class ScoresConfig:
+    """One budget for every score: the same data, sizes, seed and number of steps."""
+    task: str = "reverse"
+    min_len: int = 3
+    max_len: int = 12
+    n_train: int = 3000
+    n_val: int = 500
+    epochs: int = 3
+    batch_size: int = 32
+    lr: float = 3e-3
+    embed: int = 32
+    hidden: int = 32         # annotations 2·hidden = 64 wide, so the decoders are 64 wide too
+    attn: int = 64
+    dtype: str = "float32"
+    seed: int = 0
+
+
+def compare_scores(config: ScoresConfig, log=print, runs=SCORE_RUNS) -> dict:
+    """Train each (decoder, score) of ``runs`` for the same number of steps on the same data;
+    returns {name: {"exact", "token_acc", "seconds", "params"}} on the held-out pairs.
+
+    The decoder is 2·hidden wide so that the dot score (sᵀh needs equal widths) fits; the
+    other scores get the same width. Source 000 §2.3 says the plain dot product suffices
+    (Luong 2015), source 003 §3.1 that general is the usual best: this measures it here.
+    """
+    c = config
+    tc = TrainConfig(task=c.task, n_train=c.n_train, n_val=c.n_val, min_len=c.min_len,
+                     max_len=c.max_len, batch_size=c.batch_size, lr=c.lr, epochs=c.epochs,
+                     target=2.0, seed=c.seed)  # target > 1: the same number of steps for all
+    data = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len)
+    results = {}
+    for name, decoder, score in runs:
+        _, init_rng, train_rng = seeds(c.seed)
+        mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), embed=c.embed, hidden=c.hidden,
+                         dec_hidden=2 * c.hidden, attn=c.attn, decoder=decoder, score=score,
+                         dtype=c.dtype)
+        model = Seq2Seq(mc, init_rng)
+        trainer = Trainer(model, data, tc, train_rng)
+        log(f"--- {name}")
+        started = time.perf_counter()
+        trainer.run(log=log)
+        seconds = time.perf_counter() - started
+        val = trainer.state.history[-1]                                  # the last epoch
+        results[name] = {"exact": val["val_exact"], "token_acc": val["val_token_acc"],
+                         "seconds": seconds, "params": sum(p.size for p in model.parameters()),
+                         "steps": trainer.state.step}
+    return results
+
+
+def scores_table(results: dict) -> str:
+    lines = [f"{'score':<20} {'exact match':>11} {'token acc':>10} {'train time':>11} "
+             f"{'parameters':>11}"]
+    for name, r in results.items():
+        lines.append(f"{name:<20} {100 * r['exact']:10.1f}% {100 * r['token_acc']:9.1f}% "
+                     f"{r['seconds']:10.1f}s {r['params']:>11,}")
+    return "\n".join(lines)
