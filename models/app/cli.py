@@ -6,6 +6,7 @@
                                           a run, --overwrite replaces the one in --out DIR
     python -m models translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]
     python -m models compare-length       attention vs none: exact match against source length
+    python -m models inspect RUN          source 003 §6's debugging checks on a saved run
     python -m models compare-scores       dot, general, concat (Luong) and additive (Bahdanau)
                                           on one budget: held-out exact match and time
 
@@ -26,6 +27,7 @@ from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.compare import (CompareConfig, ScoresConfig, compare_length, compare_scores,
                                 scores_table)
 from models.app.data import TASKS, format_date, random_date
+from models.app.diagnose import inspect_run
 from models.vocab import pad_batch
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
@@ -112,6 +114,11 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     tr.add_argument("--max-len", type=int, default=64)
     tr.add_argument("--svg", metavar="DIR", help="also write each heatmap as an SVG file here")
     tr.add_argument("--no-heatmap", action="store_true")
+    ins = add("inspect", help="source 003 §6's debugging checks on a saved run: diagonality, "
+              "lazy attention, entropy per step, gradient through attention vs recurrence")
+    ins.add_argument("run", help="a run folder (or its checkpoint.json)")
+    ins.add_argument("--n", type=int, default=200, help="held-out pairs to measure")
+    ins.add_argument("--no-svg", action="store_true", help="draw the curves in the terminal only")
     cmp_ = add("compare-length", help="exact match vs source length, with and "
                           "without attention (Bahdanau et al.'s Figure 2 in miniature)")
     defaults = CompareConfig()
@@ -288,6 +295,10 @@ def cmd_compare(a) -> None:
     print(f"plot written to {path}")
 
 
+def cmd_inspect(a) -> None:
+    print(inspect_run(a.run, a.n, not a.no_svg)[0])
+
+
 def cmd_compare_scores(a) -> None:
     cfg = ScoresConfig(**{k: getattr(a, k) for k in vars(ScoresConfig())})
     print(f"{cfg.task}: {cfg.n_train} training pairs, {cfg.epochs} epochs of batches of "
@@ -314,7 +325,8 @@ def main(argv=None) -> int:
     if a.command == "train":
         a.given = given_train_options(argv)
     commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
-                "compare-length": cmd_compare, "compare-scores": cmd_compare_scores}
+                "compare-length": cmd_compare, "compare-scores": cmd_compare_scores,
+                "inspect": cmd_inspect}
     try:
         with blas.threads(a.threads):
             commands[a.command](a)
