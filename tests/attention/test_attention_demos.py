@@ -70,6 +70,10 @@ def test_000_scaling_std_is_sqrt_d_raw_and_1_scaled():
     assert raw["jacobian"] < scaled["jacobian"]
     assert f"{raw['max_weight']:>9.3f}  {raw['entropy']:>8.3f}" in result.text
     assert 0.005 < result.values["beyond_20"] < 0.03          # tails only: about 1.3 %
+    # the row range (max - min over 8 keys) scales with std √d = 8: median ≈ 2.85 std
+    assert 18 < raw["range"][1] < 26 and 2.3 < scaled["range"][1] < 3.3
+    np.testing.assert_allclose(raw["range"][1] / scaled["range"][1], 8.0, rtol=0.1)
+    assert "row range" in result.text and "softmax(e + c) = softmax(e)" in result.text
 
 
 def test_000_path_length_rnn_gradient_vanishes_attention_does_not(tmp_path):
