@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from attention.masking import as_mask
-from attention.soft import _as_pair, _check_read, weighted_sum
+from attention.soft import _check_read, weighted_sum
+from minigrad.coerce import pair
 from minigrad.tensor import Tensor
 
 
@@ -29,7 +30,7 @@ def hard_read(scores, values, mask=None) -> tuple:
     receive no gradient (their true derivative, 0 almost everywhere); the values receive
     ∂L/∂h_j = [j = j*] g. A query whose every key is masked reads zeros, as in ``read``.
     """
-    scores, values = _as_pair(scores, values)
+    scores, values = pair(scores, values)
     _check_read("hard_read", scores, values)
     e = scores.data                                                  # (B, [T,] S)
     if mask is not None:
