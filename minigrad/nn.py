@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import functional as F, init
+from minigrad.nn_ops import layer_norm
 from minigrad.tensor import Tensor
 
 
@@ -153,3 +154,17 @@ class Embedding(Module):
 
     def forward(self, ids):
         return F.embedding(self.weight, ids)
+
+
+class LayerNorm(Module):
+    """y = γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis (``minigrad.nn_ops.layer_norm``);
+    ``weight`` γ starts at ones and ``bias`` β at zeros, as in PyTorch."""
+
+    def __init__(self, normalized_shape: int, eps: float = 1e-5, dtype=np.float64):
+        _check_sizes("LayerNorm", normalized_shape=normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(np.ones(normalized_shape, dtype=dtype))
+        self.bias = Parameter(np.zeros(normalized_shape, dtype=dtype))
+
+    def forward(self, x):
+        return layer_norm(x, self.weight, self.bias, self.eps)
