@@ -6,8 +6,16 @@ Shape letters: B batch, T queries, S keys, E embedding width, h heads, d = E / h
     MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,
     head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
 
-Masks are boolean, True = may be attended. ``key_padding_mask (B, S)`` removes padded
-keys for every query; ``causal=True`` lets query t see only keys j ≤ t (self-attention).
+Masks: True = may be attended. ``key_padding_mask (B, S)`` removes padded keys for every
+query; ``causal=True`` lets query t see only keys j ≤ t (self-attention).
+
+Attention dropout (Vaswani et al. 2017, §5.4, as in PyTorch): while training, each weight
+α_tj is zeroed with probability p and the rest scaled by 1/(1 − p) before the read, so the
+expected context is unchanged: c_t = Σ_j dropout(α)_tj v_j.
+
+Incremental decoding: ``project_kv`` gives the per-head keys and values of new positions,
+which a decoder appends to a cache (``concatenate`` along the length axis) and ``attend``
+reads, so step t costs O(t), not a re-run of the whole prefix.
 """
 from __future__ import annotations
 
@@ -16,18 +24,20 @@ import numpy as np
 from attention.masking import as_mask, causal_mask
 from attention.shapes import shape_str
 from attention.soft import read
-from minigrad import init
+from minigrad import functional as F, init
 from minigrad.nn import Linear, Module
 from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False) -> tuple:
+def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
+                                 dropout: float = 0.0, rng: np.random.Generator | None = None) -> tuple:
     """out = softmax(q kᵀ / √d) v  with optional mask and causal mask; returns ``(out, weights)``.
 
     q (B, [h,] T, d), k (B, [h,] S, d), v (B, [h,] S, dv) -> out (B, [h,] T, dv),
     weights (B, [h,] T, S). ``mask``: (B, S) or broadcastable to the weights; ``causal``: see
-    ``causal_mask`` (for T = S, query t sees keys 0..t). Read with the fused ``read``.
+    ``causal_mask`` (for T = S, query t sees keys 0..t). Read with the fused ``read``; with
+    ``dropout`` p > 0 (needs ``rng``) the read uses dropout(α) and the weights returned are α.
     """
     q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
     letters = "BhT" if q.ndim == 4 else "BT"
@@ -50,7 +60,10 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False) -> tu
     if causal:
         past = causal_mask(T, S).reshape((1,) * (scores.ndim - 2) + (T, S))  # (1, [1,] T, S)
         mask = past if mask is None else mask & past                  # (B, [h,] T, S)
-    return read(scores, v, mask)
+    if dropout == 0:
+        return read(scores, v, mask)
+    _, weights = read(scores, v, mask)                               # (B, [h,] T, S)
+    return F.dropout(weights, dropout, rng) @ v, weights             # (B, [h,] T, dv)
 
 
 class MultiHeadAttention(Module):
@@ -59,15 +72,18 @@ class MultiHeadAttention(Module):
     ``W_q, W_k, W_v, W_o``: ``Linear(E, E)`` each (PyTorch's initialisation, with bias); head i
     uses columns i·d … (i+1)·d of the projected queries, keys and values.
     ``forward(query (B, T, E), key (B, S, E), value (B, S, E), key_padding_mask=None,
-    causal=False) -> (out (B, T, E), weights (B, h, T, S))``. Self-attention: pass the same
-    tensor three times.
+    causal=False, rng=None) -> (out (B, T, E), weights (B, h, T, S))``. Self-attention: pass
+    the same tensor three times. ``dropout``: attention dropout while training (needs ``rng``).
     """
 
     def __init__(self, embed_dim: int, num_heads: int, rng: np.random.Generator | None = None,
-                 dtype=np.float64):
+                 dtype=np.float64, dropout: float = 0.0):
         if num_heads < 1 or embed_dim % num_heads:
             raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be a multiple of "
                              f"num_heads {num_heads}")
+        if not 0 <= dropout < 1:
+            raise ValueError(f"MultiHeadAttention: dropout must be in [0, 1), got {dropout}")
+        self.dropout = dropout
         rng = init.generator("MultiHeadAttention", rng)
         self.embed_dim, self.num_heads = embed_dim, num_heads
         self.W_q = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
@@ -80,7 +96,22 @@ class MultiHeadAttention(Module):
         B, L, _ = x.shape
         return x.reshape(B, L, self.num_heads, -1).transpose(0, 2, 1, 3)  # (B, h, L, d)
 
-    def forward(self, query, key, value, key_padding_mask=None, causal: bool = False) -> tuple:
+    def project_kv(self, key, value) -> tuple:
+        """The heads' keys and values ``(k, v)``, each (B, h, S, d): what a decoder caches."""
+        return self._split(self.W_k(key)), self._split(self.W_v(value))  # (B, h, S, d) each
+
+    def attend(self, query, k, v, key_padding_mask=None, causal: bool = False,
+               rng: np.random.Generator | None = None) -> tuple:
+        """Attention of ``query (B, T, E)`` over projected heads ``k, v (B, h, S, d)``."""
+        B, T, E = query.shape
+        q = self._split(self.W_q(query))                              # (B, h, T, d)
+        p = self.dropout if self.training else 0.0
+        heads, weights = scaled_dot_product_attention(q, k, v, key_padding_mask, causal, p, rng)
+        out = heads.transpose(0, 2, 1, 3).reshape(B, T, E)            # (B, T, E)
+        return self.W_o(out), weights                                 # (B, T, E), (B, h, T, S)
+
+    def forward(self, query, key, value, key_padding_mask=None, causal: bool = False,
+                rng: np.random.Generator | None = None) -> tuple:
         query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
         E = self.embed_dim
         for role, x, letters in (("query", query, "BT"), ("key", key, "BS"),
@@ -97,9 +128,5 @@ class MultiHeadAttention(Module):
         if key_padding_mask is not None:
             key_padding_mask = as_mask(key_padding_mask, (B, S), "MultiHeadAttention",
                                        role="key_padding_mask", what="the keys")  # (B, S)
-        q = self._split(self.W_q(query))                              # (B, h, T, d)
-        k = self._split(self.W_k(key))                                # (B, h, S, d)
-        v = self._split(self.W_v(value))                              # (B, h, S, d)
-        heads, weights = scaled_dot_product_attention(q, k, v, key_padding_mask, causal)
-        out = heads.transpose(0, 2, 1, 3).reshape(B, T, E)            # (B, T, E)
-        return self.W_o(out), weights                                 # (B, T, E), (B, h, T, S)
+        k, v = self.project_kv(key, value)                            # (B, h, S, d) each
+        return self.attend(query, k, v, key_padding_mask, causal, rng)

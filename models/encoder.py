@@ -107,8 +107,9 @@ class BiGRUEncoder(Module):
             outputs[t] = h
         return outputs, h
 
-    def forward(self, src, mask=None) -> Encoded:
-        """Annotations (B, S, 2H) for token ids ``src (B, S)`` with ``mask`` (True = real)."""
+    def forward(self, src, mask=None, rng=None) -> Encoded:
+        """Annotations (B, S, 2H) for token ids ``src (B, S)`` with ``mask`` (True = real).
+        ``rng`` is unused (no dropout here): every encoder is called alike."""
         src, mask = check_source(src, mask)
         S = src.shape[1]
         V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype

@@ -27,8 +27,10 @@ from models.decoding import beam_search, greedy
 from models.decoders import SCORES, BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder, check_source
 from models.luong import LUONG_SCORES, LuongDecoder
+from models.transformer import POSITIONS, TransformerDecoder, TransformerEncoder
+from models.transformer_layers import ACTIVATIONS
 
-DECODERS = ("bahdanau", "luong", "plain")
+DECODERS = ("bahdanau", "luong", "plain", "transformer")
 DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
@@ -38,6 +40,9 @@ class ModelConfig:
 
     ``hidden`` is the encoder's size per direction (annotations are 2·hidden wide);
     ``dec_hidden`` the decoder's; ``attn`` the width A of the additive and concat scores.
+    The Transformer (``decoder="transformer"``, which brings its own encoder) reads ``layers``
+    (per stack), ``heads``, ``d_model``, ``ff`` (feed-forward width), ``dropout`` (attention
+    dropout), ``activation``, ``positions`` and ``max_positions`` (learned positions' table).
     """
     src_vocab: int
     tgt_vocab: int
@@ -52,6 +57,14 @@ class ModelConfig:
     window: int = 2
     reset_after: bool = True
     dtype: str = "float64"
+    layers: int = 2
+    heads: int = 4
+    d_model: int = 64
+    ff: int = 128
+    dropout: float = 0.0
+    activation: str = "relu"
+    positions: str = "sinusoidal"
+    max_positions: int = 128
 
     def __post_init__(self):
         if self.decoder not in DECODERS:
@@ -63,9 +76,24 @@ class ModelConfig:
                              f"got {self.score!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"ModelConfig: dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
-        for name in ("src_vocab", "tgt_vocab", "embed", "hidden", "dec_hidden", "attn", "window"):
+        for name in ("src_vocab", "tgt_vocab", "embed", "hidden", "dec_hidden", "attn", "window",
+                     "layers", "heads", "d_model", "ff", "max_positions"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 raise ValueError(f"ModelConfig: {name} must be a positive int, got {getattr(self, name)!r}")
+        self._check_transformer()
+
+    def _check_transformer(self) -> None:
+        if self.d_model % self.heads:
+            raise ValueError(f"ModelConfig: d_model {self.d_model} must be a multiple of heads "
+                             f"{self.heads}")
+        if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
+            raise ValueError(f"ModelConfig: dropout must be a number in [0, 1), got {self.dropout!r}")
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"ModelConfig: activation must be one of {sorted(ACTIVATIONS)}, "
+                             f"got {self.activation!r}")
+        if self.positions not in POSITIONS:
+            raise ValueError(f"ModelConfig: positions must be one of {POSITIONS}, "
+                             f"got {self.positions!r}")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -91,6 +119,13 @@ class Seq2Seq(Module):
         rng = init.generator("Seq2Seq", rng)
         self.config, c = config, config
         dtype = DTYPES[c.dtype]
+        if c.decoder == "transformer":
+            sizes = dict(dim=c.d_model, heads=c.heads, ff=c.ff, layers=c.layers, dropout=c.dropout,
+                         activation=c.activation, position=c.positions, max_len=c.max_positions,
+                         rng=rng, dtype=dtype)
+            self.encoder = TransformerEncoder(c.src_vocab, **sizes)
+            self.decoder = TransformerDecoder(c.tgt_vocab, **sizes)
+            return
         self.encoder = BiGRUEncoder(c.src_vocab, c.embed, c.hidden, c.reset_after, rng=rng, dtype=dtype)
         K = 2 * c.hidden
         if c.decoder == "bahdanau":
@@ -115,7 +150,7 @@ class Seq2Seq(Module):
             raise ValueError(f"Seq2Seq: targets of shape {tgt.shape} do not fit sources {src.shape}")
         if not 0 <= teacher_forcing <= 1:  # written so that NaN fails too
             raise ValueError(f"Seq2Seq: teacher_forcing must be in [0, 1], got {teacher_forcing}")
-        encoded = self.encoder(src, src_mask)
+        encoded = self.encoder(src, src_mask, rng=rng)  # rng: the Transformer's attention dropout
         return self.decoder(encoded, decoder_inputs(tgt), teacher_forcing, rng)
 
     def loss(self, src, tgt, src_mask=None, tgt_mask=None, teacher_forcing: float = 1.0,
