@@ -60,6 +60,14 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--reset-before", action="store_true",
                    help="Cho et al. 2014's GRU (reset gate before W_hn) instead of PyTorch's")
     g.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    t = p.add_argument_group("transformer (--decoder transformer)")
+    t.add_argument("--layers", type=int, default=2, help="layers per stack L")
+    t.add_argument("--heads", type=int, default=4, help="attention heads h")
+    t.add_argument("--d-model", type=int, default=64, help="model width D")
+    t.add_argument("--ff", type=int, default=None, help="feed-forward width (default 2D)")
+    t.add_argument("--dropout", type=float, default=0.0, help="attention dropout p")
+    t.add_argument("--activation", choices=("relu", "gelu"), default="relu")
+    t.add_argument("--positions", choices=("sinusoidal", "learned"), default="sinusoidal")
 
 
 def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
@@ -138,7 +146,9 @@ def _model_config(a) -> dict:
     return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
                 dec_hidden=a.dec_hidden or (2 * a.hidden if dot else 64),
                 input_feeding=not a.no_input_feeding, cell=a.cell, window=a.window,
-                reset_after=not a.reset_before, dtype=a.dtype)
+                reset_after=not a.reset_before, dtype=a.dtype, layers=a.layers, heads=a.heads,
+                d_model=a.d_model, ff=a.ff or 2 * a.d_model, dropout=a.dropout,
+                activation=a.activation, positions=a.positions)
 
 
 def _fresh(base: str) -> str:
@@ -209,8 +219,10 @@ def cmd_train(a) -> None:
         out = _train_folder(a)
         n = sum(p.size for p in trainer.model.parameters())
         c = trainer.model.config
+        what = (f"transformer, {c.layers} layers, {c.heads} heads, d_model {c.d_model}"
+                if c.decoder == "transformer" else f"{c.decoder} decoder, {c.score} score")
         print(f"{a.task}: {len(trainer.data.train)} training and {len(trainer.data.val)} held-out "
-              f"pairs; {c.decoder} decoder, {c.score} score, {n:,} parameters ({c.dtype})")
+              f"pairs; {what}, {n:,} parameters ({c.dtype})")
     _train(trainer, out, a.time_limit)
 
 

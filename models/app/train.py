@@ -282,7 +282,17 @@ class Trainer:
 
 
 def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int = 500) -> dict:
-    """Exact match and token accuracy of greedy decoding on ``pairs`` (sorted by length)."""
+    """Exact match and token accuracy of greedy decoding on ``pairs`` (sorted by length),
+    in eval mode (no dropout), whatever mode the model was in (and is left in)."""
+    training = model.training
+    model.eval()
+    try:
+        return _evaluate(model, data, pairs, max_len, batch_size)
+    finally:
+        model.train(training)
+
+
+def _evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int) -> dict:
     pairs = sorted(pairs, key=lambda p: len(p[0]))
     exact = right = total = 0
     for start in range(0, len(pairs), batch_size):

@@ -180,3 +180,33 @@ def test_overfits_a_small_batch():
     model.eval()
     for b, out in enumerate(model.greedy(src, 8, mask)):
         assert out.tokens == [int(t) for t in tgt[b, :tgt_mask[b].sum()]]
+
+
+@pytest.fixture(scope="module")
+def one_blas_thread():
+    with blas.threads(1):
+        yield
+
+
+def trainer(**kw):
+    config = dict(task="reverse", n_train=320, n_val=20, min_len=3, max_len=6, batch_size=32,
+                  lr=3e-3, epochs=1, target=2.0, seed=0)
+    config.update(kw)
+    model = dict(decoder="transformer", layers=1, heads=2, d_model=16, ff=32, dropout=0.1,
+                 dtype="float32")
+    return Trainer.create(TrainConfig(**config), model)
+
+
+@pytest.mark.slow
+def test_resume_with_attention_dropout_equals_uninterrupted(tmp_path, one_blas_thread):
+    """The dropout masks are drawn from the trainer's generator, which checkpoints save."""
+    whole = trainer()
+    whole.run(log=lambda line: None)
+    first = trainer()
+    first.run(log=lambda line: None, folder=tmp_path, max_steps=4)
+    resumed = Trainer.resume(tmp_path)
+    resumed.run(log=lambda line: None, folder=tmp_path)
+    assert resumed.state.step == whole.state.step == 10
+    a, b = whole.model.state_dict(), resumed.model.state_dict()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
