@@ -166,7 +166,7 @@ def test_saving_over_an_unreadable_index_replaces_it(saved):
 def test_bad_model_entries(saved):
     folder, _ = saved
     idx = index(folder)
-    idx["model"]["decoder"] = "transformer"
+    idx["model"]["decoder"] = "rnn-transformer"
     (folder / "checkpoint.json").write_text(json.dumps(idx))
     with pytest.raises(CheckpointError, match="bad model"):
         load_checkpoint(folder)
