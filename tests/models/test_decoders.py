@@ -173,13 +173,13 @@ def test_config_errors():
     with pytest.raises(ValueError, match="equal widths"):
         tiny_model(decoder="luong", score="dot", dec_hidden=3)  # 2 × hidden = 4
     with pytest.raises(ValueError, match="decoder"):
-        ModelConfig(5, 5, decoder="transformer")
+        ModelConfig(5, 5, decoder="gpt")
     with pytest.raises(ValueError, match="score"):
         ModelConfig(5, 5, decoder="luong", score="additive")
     with pytest.raises(ValueError, match="hidden"):
         ModelConfig(5, 5, hidden=0)
     with pytest.raises(ValueError, match="unknown field"):
-        ModelConfig.from_dict({"src_vocab": 5, "tgt_vocab": 5, "layers": 2})
+        ModelConfig.from_dict({"src_vocab": 5, "tgt_vocab": 5, "depth": 2})
 
 
 def test_float32_model_stays_float32():
