@@ -1,0 +1,145 @@
+"""Both READMEs stay true: their Python runs, and their shell transcripts are what the commands
+print today.
+
+The rules:
+
+- Every ```python block runs on its own: a fresh namespace, an empty folder as the working
+  directory. It passes when it raises nothing.
+- A code block whose first line starts with "$ " is a transcript: a shell session that starts in
+  an empty folder, with this checkout on PYTHONPATH (so `python -m attention` is this code). Its
+  commands run in order, each with bash; a `cd` carries over to the next command of the block.
+  What follows a command, up to the next "$ " line, is its output (stdout and stderr, as a
+  terminal shows them), except after `$ cat FILE`: there the lines are a file the reader wrote,
+  and the test writes them to FILE instead of checking them.
+- Output is compared line by line, exactly, after stripping trailing spaces and trailing blank
+  lines, with three allowances and no more:
+  * a line that is just "..." stands for any number of lines (none included): an excerpt says
+    so with "...", and everything it does show must be there, in that order, verbatim;
+  * durations ("0:09", "1:11") and rates ("4873 ex/s") depend on the machine, so both sides
+    have them replaced by placeholders before the comparison;
+  * the progress lines that training prints every 10 s ("  epoch 1 batch 92/313 ...") are
+    dropped from the output: how many there are depends on the machine's speed.
+  Everything else (losses, accuracies, weights, heatmaps, paths relative to the folder) is
+  deterministic and compared as printed. The exit status is not checked: a failing exercise
+  check exits 1 on purpose.
+- Output shown without a "$ " line (the sort run and compare-length in the CLI section, a
+  minute and 20 s of training) is not a transcript and is not run here.
+- A block that appears verbatim in both READMEs runs once (test_readme_parity.py checks that
+  the two files have the same blocks); its test id names every place it appears.
+"""
+import contextlib
+import io
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from readme_blocks import CHINESE, ENGLISH, ROOT, sections, transcript
+
+READMES = [p for p in (ENGLISH, CHINESE) if p.exists()]
+SLOW = ("python -m models",)  # the main demo trains a model (about 10 s)
+DURATION = re.compile(r"\b\d+:\d\d(?::\d\d)?\b")
+RATE = re.compile(r" +\d+ ex/s")
+PROGRESS = re.compile(r"^  epoch +\d+ batch +\d+/\d+ ")
+
+
+def unique_blocks(lang=None, transcripts=False):
+    """[(block, "README.md:12,README.zh-CN.md:14")] with each distinct text once."""
+    seen = {}
+    for path in READMES:
+        for block in (b for s in sections(path) for b in s.code):
+            is_transcript = transcript(block) is not None
+            if (transcripts and is_transcript) or (not transcripts and block.lang == lang):
+                seen.setdefault(block.text, [block, []])[1].append(f"{path.name}:{block.line}")
+    return [pytest.param(b, marks=_marks(b), id=",".join(where)) for b, where in seen.values()]
+
+
+def _marks(block):
+    steps = transcript(block) or []
+    return [pytest.mark.slow] if any(s.command.strip() in SLOW for s in steps) else []
+
+
+@pytest.mark.parametrize("block", unique_blocks("python"))
+def test_python_block_runs(block, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(block.text, f"README line {block.line}", "exec"), {"__name__": "__readme__"})
+
+
+def normalise(lines):
+    out = [RATE.sub(" <rate> ex/s", DURATION.sub("<m:ss>", l.rstrip())) for l in lines]
+    while out and not out[-1]:
+        out.pop()
+    return out
+
+
+def matches(shown, printed):
+    """True when `printed` is `shown` with each "..." line standing for any run of lines."""
+    chunks, chunk = [], []
+    for line in shown:
+        if line == "...":
+            chunks.append(chunk)
+            chunk = []
+        else:
+            chunk.append(line)
+    chunks.append(chunk)
+    if len(chunks) == 1:
+        return shown == printed
+    first, *middle, last = chunks
+    if printed[:len(first)] != first or (last and printed[-len(last):] != last):
+        return False
+    pos, end = len(first), len(printed) - len(last)
+    for chunk in middle:
+        pos = next((i + len(chunk) for i in range(pos, end - len(chunk) + 1)
+                    if printed[i:i + len(chunk)] == chunk), None)
+        if pos is None:
+            return False
+    return pos <= end
+
+
+def run_step(command, cwd, tmp_path):
+    """Run one command as the reader would; return (printed lines, working directory after)."""
+    where = tmp_path / ".cwd-after"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    script = f'{command}\nstatus=$?; printf %s "$PWD" > "{where}"; exit $status'
+    run = subprocess.run(["bash", "-c", script], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=900)
+    return run.stdout.split("\n"), Path(where.read_text())
+
+
+@pytest.mark.parametrize("block", unique_blocks(transcripts=True))
+def test_transcript_is_what_the_command_prints(block, tmp_path):
+    cwd = tmp_path / "session"
+    cwd.mkdir()
+    for step in transcript(block):
+        if step.command.startswith("cat "):
+            target = cwd / step.command[4:].strip()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("\n".join(step.output).rstrip("\n") + "\n", encoding="utf-8")
+            continue
+        printed, cwd = run_step(step.command, cwd, tmp_path)
+        printed = normalise(l for l in printed if not PROGRESS.match(l))
+        shown = normalise(step.output)
+        same = matches(shown, printed)
+        assert same, (
+            f"README line {block.line}: `$ {step.command}` prints today:\n" + "\n".join(printed)
+            + "\n\nbut the README shows:\n" + "\n".join(shown))
+
+
+def test_the_comparison_rules():
+    """"..." spans any run of lines, in order; without it every line must match; durations,
+    rates and trailing spaces are the only other things allowed to differ."""
+    printed = ["head", "a", "b", "c", "tail"]
+    assert matches(["head", "a", "b", "c", "tail"], printed)
+    assert matches(["...", "b", "..."], printed) and matches(["head", "...", "tail"], printed)
+    assert matches(["...", "a", "...", "c", "..."], printed)
+    assert not matches(["head", "b", "c", "tail"], printed)           # an unmarked gap
+    assert not matches(["...", "c", "...", "a", "..."], printed)      # out of order
+    assert not matches(["head", "a", "..."], ["head", "b", "a"])      # anchored at the start
+    assert not matches(["...", "b"], printed)                         # anchored at the end
+    assert normalise(["epoch 1  4873 ex/s  0:04 elapsed  ", ""]) == \
+        normalise(["epoch 1   533 ex/s  1:11 elapsed"])
+    assert normalise(["loss 0.3409"]) != normalise(["loss 0.3408"])
