@@ -90,3 +90,18 @@ def test_hard_read_matches_a_soft_read_with_one_hot_scores():
     e = np.array([[50.0, 0.0, 0.0]])                         # softmax is one-hot to 1e-21
     h = np.random.default_rng(0).standard_normal((1, 3, 2))
     np.testing.assert_allclose(hard_read(e, h)[0].data, read(e, h)[0].data, atol=1e-15)
+
+
+def test_a_fully_masked_row_is_zero_here_and_uniform_with_the_sources_minus_1e9():
+    """Source 000's listing fills masked scores with -1e9 and takes softmax: a row whose every
+    key is masked holds S equal scores, softmax ignores the common shift, so it gives 1/S on
+    every (padding) key. Here masked keys are left out of the sum: the row is all zeros."""
+    from attention.masking import masked_softmax
+    from minigrad import functional as F
+    e = np.array([[0.3, -1.2, 2.0, 0.7], [1.0, 2.0, 3.0, 4.0]])
+    mask = np.array([[True, True, False, True], [False, False, False, False]])
+    ours = masked_softmax(e, mask).data
+    source = F.softmax(np.where(mask, e, -1e9)).data              # masked_fill(mask == 0, -1e9)
+    np.testing.assert_allclose(ours[0], source[0], atol=1e-15)   # the same where a key is real
+    assert np.all(ours[1] == 0)
+    np.testing.assert_allclose(source[1], 0.25)                  # uniform over the padding
