@@ -62,18 +62,42 @@ def causal_mask(T: int, S: int | None = None) -> np.ndarray:
     return np.tril(np.ones((T, S), dtype=bool), k=S - T)
 
 
-def masked_softmax(scores, mask=None, axis: int = -1) -> Tensor:
-    """α = softmax(e) over ``axis`` with masked entries left out of the sum (weight 0).
+def window_mask(position, S: int, window: int) -> np.ndarray:
+    """Truncated attention (source 003 §6, "only a fixed window, such as ±50 words"):
+    True where |j − t| ≤ W, for source positions j = 0 … S−1 and positions t of any shape:
+    (…,) -> (…, S). Positions past S + W keep nothing (their row reads zeros)."""
+    t = np.asarray(position)[..., None]                              # (…, 1)
+    return np.abs(np.arange(S) - t) <= window                        # (…, S)
 
-        α_j = exp(e_j) / Σ_{k kept} exp(e_k)   for kept j,   α_j = 0 for masked j.
+
+def masked_softmax(scores, mask=None, axis: int = -1, temperature: float = 1.0) -> Tensor:
+    """α = softmax(e / T) over ``axis`` with masked entries left out of the sum (weight 0).
+
+        α_j = exp(e_j / T) / Σ_{k kept} exp(e_k / T)   for kept j,   α_j = 0 for masked j.
 
     ``mask``: boolean, True = may be attended; ``(B, S)`` or broadcastable to the scores (see
     the module docstring). A row with every entry masked is all zeros, with zero gradient.
+    ``temperature`` T > 0 (source 003 §6): T < 1 sharpens the weights (a smaller divisor
+    spreads the scores apart), T > 1 flattens them; dividing by √d_k is T = √d_k.
     """
     scores = as_tensor(scores)
+    if temperature != 1.0:
+        scores = scores / check_temperature("masked_softmax", temperature)  # e / T
     if mask is not None:
         if axis in (-1, scores.ndim - 1):
             mask = as_mask(mask, scores.shape, "masked_softmax")
         else:  # along another axis the (B, S) convention does not apply: plain broadcasting
             mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
     return F.softmax(scores, axis=axis, mask=mask)
+
+
+def check_temperature(who: str, temperature) -> float:
+    """``temperature`` as a float, or a ValueError naming ``who``: it must be finite and > 0."""
+    try:
+        T = float(temperature)
+    except (TypeError, ValueError):
+        T = float("nan")
+    if not (np.isfinite(T) and T > 0):
+        raise ValueError(f"{who}: temperature must be a finite number > 0 (1 = plain softmax), "
+                         f"got {temperature!r}")
+    return T

@@ -3,7 +3,7 @@
 ``DEMOS`` maps each command-line name to (function, one-line description); a demo function
 takes ``out_dir`` (None: no SVG) and returns a ``DemoResult``.
 """
-from attention.demos import graph_004, hard, source_000, source_004, untrained
+from attention.demos import graph_004, hard, source_000, source_004, temperature, untrained
 
 DEMOS = {
     "004-example": (source_004.example,
@@ -22,6 +22,9 @@ DEMOS = {
     "000-alignment": (untrained.alignment,
                       "source 000 §4.3: the 6 × 6 alignment of an untrained model (near uniform) "
                       "and a trained one (diagonal)"),
+    "003-temperature": (temperature.temperature,
+                        "source 003 §6: softmax(e / T) for T = 0.25 … 4 (max α, entropy), on the "
+                        "004 §6 example and a trained model; √d_k is a temperature"),
     "004-hard": (hard.hard,
                  "source 004 §4: hard (argmax) vs soft read; the hard read's gradient wrt the "
                  "scores is 0 almost everywhere"),

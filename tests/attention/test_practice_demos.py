@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from attention.demos import hard as hard_demo
-from attention.demos import untrained
+from attention.demos import temperature, untrained
 from attention.demos.toy import train_toy
 from attention.hard import hard_read
 from attention.soft import read
@@ -105,3 +105,17 @@ def test_a_fully_masked_row_is_zero_here_and_uniform_with_the_sources_minus_1e9(
     np.testing.assert_allclose(ours[0], source[0], atol=1e-15)   # the same where a key is real
     assert np.all(ours[1] == 0)
     np.testing.assert_allclose(source[1], 0.25)                  # uniform over the padding
+
+
+def test_003_temperature_lower_sharpens_higher_flattens(tmp_path):
+    r = temperature.temperature(out_dir=tmp_path)
+    for rows in (r.values["example"], r.values["trained"]):
+        Ts = sorted(rows)
+        top = [rows[T].max(-1).mean() for T in Ts]
+        ent = [temperature.entropy(rows[T]).mean() for T in Ts]
+        assert all(a >= b for a, b in zip(top, top[1:])) and top[0] > top[-1]
+        assert all(a <= b for a, b in zip(ent, ent[1:])) and ent[0] < ent[-1]
+    np.testing.assert_allclose(r.values["example"][1.0], [[0.5414, 0.3095, 0.1491]], atol=5e-5)
+    assert r.values["sqrt_d_gap"] < 1e-12
+    assert "0.25   0.899     0.348" in r.text and "bracket says larger" in r.text
+    assert len(r.files) == 3 and all(ET.parse(f).getroot().tag.endswith("svg") for f in r.files)
