@@ -1,5 +1,7 @@
 """Pictures as standalone SVG documents: a heatmap with a colour bar, and a line plot.
 
+``grid_svg`` lays several documents out as one (a heatmap per attention head, say).
+
 Heatmaps use a fixed 0..1 scale, so two pictures of weights can be compared by eye. Tokens are
 shown visibly: a space becomes "␣" and a control character its Unicode control picture
 (U+2400 + code), since XML cannot hold most of them. A document is also written to ``path``
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -162,3 +165,32 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
         parts.append(_centred(22, top + ph / 2, ylabel, upwards=True))
     width = max(lx + 38 + max(len(n) for n in names) * cw, 20 + len(title or "") * 15 * CHAR_W)
     return _svg(width, top + ph + (48 if xlabel else 30), parts, path)
+
+
+def grid_svg(documents: Sequence[str], columns: int, path=None,
+             title: Optional[str] = None, gap: int = 10) -> str:
+    """Several SVG documents (``heatmap_svg`` ones, say) as one, laid out in a grid of
+    ``columns`` columns, row by row; each keeps its own size. Written to path if given."""
+    if not documents or columns < 1:
+        raise ValueError(f"grid_svg: need at least one document and columns >= 1, got "
+                         f"{len(documents)} documents, columns={columns}")
+    sizes = []
+    for k, doc in enumerate(documents):
+        m = re.match(r'<svg [^>]*width="(\d+)" height="(\d+)"', doc)
+        if m is None:
+            raise ValueError(f"grid_svg: document {k} is not one of ours (no <svg width height>)")
+        sizes.append((int(m.group(1)), int(m.group(2))))
+    rows = [list(range(i, min(i + columns, len(documents))))
+            for i in range(0, len(documents), columns)]
+    col_w = [max(sizes[r[c]][0] for r in rows if c < len(r)) for c in range(columns)]
+    y = 38 if title else gap
+    parts = [f'<text class="title" x="10" y="26" font-size="15" font-weight="bold">'
+             f'{_esc(title)}</text>'] if title else []
+    for row in rows:
+        x = gap
+        for c, k in enumerate(row):
+            parts.append(documents[k].replace("<svg ", f'<svg x="{x}" y="{y}" ', 1).rstrip())
+            x += col_w[c] + gap
+        y += max(sizes[k][1] for k in row) + gap
+    width = max(gap + sum(col_w[:columns]) + gap * columns, 20 + len(title or "") * 15 * CHAR_W)
+    return _svg(width, y, parts, path)

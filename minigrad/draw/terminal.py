@@ -107,3 +107,13 @@ def line_plot_text(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]]
     lines += [" " * lw + " └" + "".join(axis), "".join(labels).rstrip()]
     lines += [fit(xlabel.center(width).rstrip(), width)] if xlabel else []
     return "\n".join(lines + legend)
+
+
+def side_by_side(blocks: Sequence[str], gap: int = 3) -> str:
+    """Text blocks (``heatmap_text`` ones, say) next to each other, tops aligned."""
+    split = [b.split("\n") for b in blocks]
+    widths = [max(len(line) for line in lines) for lines in split]
+    height = max(len(lines) for lines in split)
+    return "\n".join((" " * gap).join((lines[i] if i < len(lines) else "").ljust(w)
+                                      for lines, w in zip(split, widths)).rstrip()
+                     for i in range(height))

@@ -7,6 +7,7 @@
     python -m models translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]
     python -m models compare-length       attention vs none: exact match against source length
     python -m models inspect RUN          source 003 §6's debugging checks on a saved run
+    python -m models compare-models       Bahdanau, Luong and the Transformer side by side
     python -m models compare-scores       dot, general, concat (Luong) and additive (Bahdanau)
                                           on one budget: held-out exact match and time
 
@@ -31,8 +32,10 @@ from models.app.diagnose import inspect_run
 from models.vocab import pad_batch
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
+from models.app.compare_models import (ModelsConfig, attention_maps, compare_models,
+                                       models_table)
 from models.app.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
-                             by_length_text, curves_svg)
+                             by_length_text, curves_svg, heads_svg, heads_text)
 from models.app.runs import (free_name, fresh_folder, holds_checkpoint, stop_on_ctrl_c,
                          writable_folder)
 from models.seq2seq import DECODERS, DTYPES
@@ -137,6 +140,11 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
                  "same task with the same budget: held-out exact match and training time")
     for name, value in vars(ScoresConfig()).items():
         scores.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    models = add("compare-models", help="Bahdanau, Luong and a Transformer at similar sizes on "
+                 "one budget: time to target, exact match by length, decoding speed, heads")
+    for name, value in vars(ModelsConfig()).items():
+        models.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+    models.add_argument("--out", default="runs/compare-models", help="folder for the SVGs")
     return parser
 
 
@@ -320,6 +328,24 @@ def cmd_compare_scores(a) -> None:
     print("\n" + scores_table(results))
 
 
+def cmd_compare_models(a) -> None:
+    cfg = ModelsConfig(**{k: getattr(a, k) for k in vars(ModelsConfig())})
+    writable_folder(a.out)  # before training, not after
+    print(f"{cfg.task}: {cfg.n_train} training pairs of lengths {cfg.min_len}..{cfg.max_len}, "
+          f"{cfg.epochs} epochs of batches of {cfg.batch_size} for every model (seed {cfg.seed})")
+    results, trainers, data, _ = compare_models(cfg)
+    print(f"\nheld-out: {cfg.n_val} pairs like the training ones, plus sources of "
+          f"{cfg.max_len + 1}..{cfg.long_len} characters; target {100 * cfg.target:g}% exact\n"
+          + models_table(results, cfg.max_len))
+    text = max((s for s, _ in data.val), key=len)  # the longest held-out example of training length
+    maps = attention_maps(trainers, data, text)
+    print("\n" + heads_text(maps, data.src_vocab, data.tgt_vocab))
+    paths = heads_svg(maps, data.src_vocab, data.tgt_vocab,
+                      free_name(a.out, "cross_attention_heads", "svg"),
+                      free_name(a.out, "encoder_self_attention", "svg"))
+    print("pictures written to " + " and ".join(paths))
+
+
 def given_train_options(argv) -> set:
     """The train options named on the command line ``argv`` (whatever their values)."""
     dests = set(vars(build_parser().parse_args(["train"]))) - {"command", "threads"}
@@ -338,6 +364,7 @@ def main(argv=None) -> int:
         a.given = given_train_options(argv)
     commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
                 "compare-length": cmd_compare, "compare-scores": cmd_compare_scores,
+                "compare-models": cmd_compare_models,
                 "inspect": cmd_inspect}
     try:
         with blas.threads(a.threads):

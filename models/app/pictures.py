@@ -5,12 +5,14 @@
   decoder looked while it wrote token t.
 * ``curves_svg``: training loss and held-out exact match against the step, one y axis.
 * ``by_length_text`` / ``by_length_svg``: exact match against source length, one line per model.
+* ``heads_text`` / ``heads_svg``: a Transformer's attention per head, next to Bahdanau's.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from minigrad.draw import heatmap_svg, heatmap_text, line_plot_svg, line_plot_text
+from minigrad.draw import (grid_svg, heatmap_svg, heatmap_text, line_plot_svg, line_plot_text,
+                           side_by_side)
 
 from models.vocab import Vocab
 from models.decoding import Translation
@@ -103,3 +105,42 @@ def diagonality(weights: np.ndarray, anti: bool = False) -> float:
     n = min(T, S)
     want = np.arange(n) if not anti else S - 1 - np.arange(n)  # (n,) the diagonal's columns
     return float(np.mean(weights[:n].argmax(axis=1) == want))
+
+
+def _panels(maps: dict, src_vocab: Vocab, tgt_vocab: Vocab) -> tuple:
+    """(cross panels, self panels): (title, weights, row labels, column labels) each, from
+    ``compare_models.attention_maps``: the Bahdanau alignment first, then one per head."""
+    text = maps["text"]
+    out = Translation(maps["transformer_out"], None, 0.0)
+    rows, cols = _labels(out, text, src_vocab, tgt_vocab)
+    b_rows, _ = _labels(maps["bahdanau"], text, src_vocab, tgt_vocab)
+    cross = [("Bahdanau (additive)", maps["bahdanau"].weights, b_rows, cols)]
+    cross += [(f"Transformer head {i + 1}", w, rows, cols) for i, w in enumerate(maps["cross"])]
+    selfs = [(f"encoder head {i + 1}", w, cols, cols) for i, w in enumerate(maps["self"])]
+    return cross, selfs
+
+
+def heads_text(maps: dict, src_vocab: Vocab, tgt_vocab: Vocab, per_row: int = 3) -> str:
+    """Terminal grids: the Bahdanau alignment next to the Transformer's cross-attention per
+    head (last layer), then its encoder self-attention per head (last layer)."""
+    out = []
+    for what, panels in zip(("cross-attention (rows: output, columns: source)",
+                             "encoder self-attention (rows: queries, columns: keys)"),
+                            _panels(maps, src_vocab, tgt_vocab)):
+        blocks = [heatmap_text(w, r, c, title=t, max_width=40) for t, w, r, c in panels]
+        out.append(what + ":\n" + "\n\n".join(side_by_side(blocks[i:i + per_row])
+                                              for i in range(0, len(blocks), per_row)))
+    return "\n\n".join(out)
+
+
+def heads_svg(maps: dict, src_vocab: Vocab, tgt_vocab: Vocab, cross_path, self_path) -> tuple:
+    """The same two grids as SVG files; returns their paths."""
+    cross, selfs = _panels(maps, src_vocab, tgt_vocab)
+    for panels, path, what in ((cross, cross_path, "cross-attention"),
+                               (selfs, self_path, "encoder self-attention")):
+        docs = [heatmap_svg(w, r, c, title=t, row_title="query" if panels is selfs else "output",
+                            col_title="key" if panels is selfs else "input")
+                for t, w, r, c in panels]
+        grid_svg(docs, columns=3 if panels is cross else len(docs), path=path,
+                 title=f"{maps['text']}: {what}, per head (last layer)")
+    return cross_path, self_path
