@@ -8,7 +8,7 @@ from minigrad.draw import grid_svg, heatmap_svg, heatmap_text, side_by_side
 
 
 def test_grid_svg_places_every_document_once_in_rows_of_columns():
-    docs = [heatmap_svg(np.eye(k + 2), list("abcd")[:k + 2], list("wxyz")[:k + 2], title=f"p{k}")
+    docs = [heatmap_svg(np.eye(k + 2), list("abcdef")[:k + 2], list("uvwxyz")[:k + 2], title=f"p{k}")
             for k in range(5)]
     page = grid_svg(docs, columns=2, title="grid")
     nested = re.findall(r'<svg x="(\d+)" y="(\d+)"', page)
