@@ -12,7 +12,7 @@ the checker reports as "not implemented yet". The checker compares the learner's
 with central finite differences of the forward (float64) and names classic mistakes.
 
 Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic`` and
-``catalog_attention`` (the exercises), ``diagnose`` (patterns of wrong gradients),
+``catalog_attention``, ``catalog_transformer`` (the exercises), ``diagnose`` (patterns of wrong gradients),
 ``checker`` (running), ``report`` (text), ``__main__`` (the command line).
 """
 from __future__ import annotations

@@ -99,8 +99,9 @@ def autodiff(surrogate: Callable) -> Callable:
 @functools.lru_cache(maxsize=None)
 def all_exercises() -> tuple:
     """Every exercise, numbered, easy to hard."""
-    from minigrad.exercises import catalog_attention, catalog_basic
-    exercises = catalog_basic.EXERCISES + catalog_attention.EXERCISES
+    from minigrad.exercises import catalog_attention, catalog_basic, catalog_transformer
+    exercises = (catalog_basic.EXERCISES + catalog_attention.EXERCISES
+                 + catalog_transformer.EXERCISES)
     return tuple(replace(e, number=i) for i, e in enumerate(exercises, start=1))
 
 

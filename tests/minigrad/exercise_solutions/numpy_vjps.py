@@ -159,10 +159,39 @@ def gru_cell(g, x, h, W_ih, W_hh, b_ih, b_hh, mistake=None):
         db_hh[2 * H:] = da_n.sum(axis=0)
     return dgi @ W_ih, dh, dgi.T @ x, dgh.T @ h, dgi.sum(axis=0), db_hh
 
+def layer_norm(g, x, gamma, beta, mistake=None):
+    mu = x.mean(axis=-1, keepdims=True)
+    r = 1 / np.sqrt(((x - mu) ** 2).mean(axis=-1, keepdims=True) + 1e-5)
+    xhat = (x - mu) * r
+    gh = g * gamma
+    lead = tuple(range(x.ndim - 1))
+    dx = r * (gh - gh.mean(axis=-1, keepdims=True)
+              - xhat * (gh * xhat).mean(axis=-1, keepdims=True))
+    if mistake == "constants":
+        dx = r * gh
+    if mistake == "no sigma":
+        dx = r * (gh - gh.mean(axis=-1, keepdims=True))
+    dgamma = (g * xhat).reshape(-1, x.shape[-1]) if mistake == "dgamma unsummed" else \
+        (g * xhat).sum(axis=lead)
+    return dx, dgamma, g.sum(axis=lead)
+
+
+def causal_attention(g, Q, K, V, mistake=None):
+    T_ = Q.shape[1]
+    keep = {"no mask": np.ones((T_, T_), bool), "triu": np.triu(np.ones((T_, T_), bool))}.get(
+        mistake, np.tril(np.ones((T_, T_), bool)))
+    A = softmax(np.where(keep, Q @ T(K) / np.sqrt(Q.shape[-1]), -np.inf))  # (B, T, T)
+    dA = g @ T(V)
+    dS = A * (dA - np.sum(A * dA, axis=-1, keepdims=True))
+    scale = 1 / np.sqrt(Q.shape[-1])
+    return dS @ K * scale, T(dS) @ Q * scale, T(A) @ g
+
+
 VJPS = {"mul": mul, "tanh": tanh, "sigmoid": sigmoid_, "sum_axis": sum_axis, "matmul": matmul,
         "softmax": softmax_, "log_softmax_ce": log_softmax_ce, "masked_softmax": masked_softmax,
         "attention_read": attention_read, "additive_score": additive_score,
-        "scaled_dot_product": scaled_dot_product, "gru_cell": gru_cell}
+        "scaled_dot_product": scaled_dot_product, "gru_cell": gru_cell,
+        "layer_norm": layer_norm, "causal_attention": causal_attention}
 
 # (exercise, mistake, text the checker's diagnosis must contain)
 MISTAKES = [
@@ -200,4 +229,9 @@ MISTAKES = [
     ("gru_cell", "no 1-n^2", "missing the factor 1 − n²"),
     ("gru_cell", "no direct path", "lacks the direct path"),
     ("gru_cell", "b_hn outside r", "b_hn sits inside the reset gate"),
+    ("layer_norm", "constants", "treated μ and σ as constants"),
+    ("layer_norm", "no sigma", "forgot σ's dependence on x"),
+    ("layer_norm", "dgamma unsummed", "grad.sum(axis=0)"),
+    ("causal_attention", "no mask", "ignored the causal mask"),
+    ("causal_attention", "triu", "the mask is on the wrong side"),
 ]
