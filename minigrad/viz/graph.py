@@ -7,6 +7,7 @@ inputs visited in argument order), so the same graph always gives the same numbe
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,7 @@ class Graph:
 
 
 def _fmt(v) -> str:
-    return f"{v:.4g}".replace("inf", "inf").replace("nan", "nan")
+    return f"{v:.4g}"
 
 
 def summary(array) -> str:
@@ -91,12 +92,9 @@ def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -
     for t in order:
         ps = parents_of(t)
         kind = ("root" if t is root else "op" if ps else "param" if isinstance(t, Parameter)
-                or (t in known and t.requires_grad and trace is not None and t in trace.names)
                 else "leaf" if t.requires_grad or t in known else "const")
-        title = t._op if ps else known.get(t, "param" if kind == "param" else
-                                           "input" if kind == "leaf" else "constant")
-        if ps and t in known:
-            title = f"{known[t]} = {t._op}"
+        title = (f"{known[t]} = {t._op}" if t in known else t._op) if ps else \
+            known.get(t, {"param": "param", "leaf": "input"}.get(kind, "constant"))
         lines = [_shape(t.data), "value " + summary(t.data)]
         grad = (trace.grads.get(t) if trace is not None and ps else t.grad if not ps else None)
         if show_grads and grad is not None:
@@ -175,8 +173,7 @@ def collapse(graph: Graph, depth: int = 1, expand=()) -> Graph:
     for k in ordered:
         members = keys[k]
         if k[0] == "node":
-            nodes.append(graph.nodes[members[0]])
-            nodes[-1] = Node(**{**nodes[-1].__dict__, "members": list(members)})
+            nodes.append(dataclasses.replace(graph.nodes[members[0]], members=list(members)))
             continue
         nodes.append(_group_node(graph, k[1], members, ins.get(k, ()), outs.get(k, ())))
     return Graph(nodes, sorted(edges))

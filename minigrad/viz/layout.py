@@ -169,19 +169,21 @@ def layout(sizes, edges, gap_x: float = 28, gap_y: float = 46, margin: float = 1
 
 
 def _ports(boxes, edges, routes) -> list:
-    """Spread the ends of a box's edges along its bottom (outgoing) and top (incoming)
-    edge in the order of where they go, so arrows do not pile onto one point."""
+    """Spread the ends of a box's edges along its bottom (outgoing) and top (incoming) side
+    in the order of where they go, so arrows do not pile onto one point; edges that go on
+    along the same shared dummy line leave from one point."""
     outs, ins = {}, {}
     for k, (a, b) in enumerate(edges):
-        bx = boxes[b]
-        outs.setdefault(a, []).append(((routes[k][0][0] if routes[k] else bx[0] + bx[2] / 2), k))
-        ax = boxes[a]
-        ins.setdefault(b, []).append(((routes[k][-1][0] if routes[k] else ax[0] + ax[2] / 2), k))
+        bx, ax = boxes[b], boxes[a]
+        nxt = routes[k][0] if routes[k] else (bx[0] + bx[2] / 2, b)
+        prev = routes[k][-1] if routes[k] else (ax[0] + ax[2] / 2, a)
+        outs.setdefault(a, {}).setdefault(nxt, []).append(k)
+        ins.setdefault(b, {}).setdefault(prev, []).append(k)
     start, end = {}, {}
     for ends, at, bottom in ((outs, start, True), (ins, end, False)):
-        for v, items in ends.items():
+        for v, by_point in ends.items():
             x, y, w, h = boxes[v]
-            items.sort()
-            for i, (_, k) in enumerate(items):
-                at[k] = (x + w * (i + 1) / (len(items) + 1), y + h if bottom else y)
+            for i, point in enumerate(sorted(by_point)):
+                for k in by_point[point]:
+                    at[k] = (x + w * (i + 1) / (len(by_point) + 1), y + h if bottom else y)
     return [[start[k]] + routes[k] + [end[k]] for k in range(len(edges))]

@@ -83,11 +83,11 @@ class Trace:
             self._stack.pop()
             self._counts.pop()
 
-    def record(self, t: Tensor, parents: tuple) -> None:
-        if not t.requires_grad:
+    def record(self, t: Tensor) -> None:
+        if not t.requires_grad:  # not part of any graph
             return
         self.nodes.append(t)
-        self.parents[t] = parents
+        self.parents[t] = t._parents
         self.scopes[t] = tuple(self._stack)
         if self.grads_on and callable(t._vjp):
             t._vjp = self._keeping(t, t._vjp)
@@ -120,9 +120,9 @@ def trace(module=None, grads: bool = True):
     original_call = nn.Module.__call__
     make = original_op.__func__
 
-    def recording_from_op(data, parents, vjp, op):
-        t = make(data, parents, vjp, op)
-        tr.record(t, parents)
+    def recording_from_op(*args, **kwargs):
+        t = make(*args, **kwargs)
+        tr.record(t)
         return t
 
     def scoped_call(self, *args, **kwargs):

@@ -10,6 +10,7 @@
     python -m models compare-models       Bahdanau, Luong and the Transformer side by side
     python -m models compare-scores       dot, general, concat (Luong) and additive (Bahdanau)
                                           on one budget: held-out exact match and time
+    python -m models graph [--fmt svg]    computation graphs: a GRU step, a collapsed seq2seq loss
 
 --threads N goes before or after the subcommand.
 """
@@ -29,6 +30,7 @@ from models.app.compare import (CompareConfig, ScoresConfig, compare_length, com
                                 scores_table)
 from models.app.data import TASKS, format_date, random_date
 from models.app.diagnose import inspect_run
+from models.app.graphs import EXTENSIONS, cmd_graph
 from models.vocab import pad_batch
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
@@ -145,6 +147,11 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     for name, value in vars(ModelsConfig()).items():
         models.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
     models.add_argument("--out", default="runs/compare-models", help="folder for the SVGs")
+    graph = add("graph", help="draw a GRU step and a seq2seq loss (collapsed) with minigrad.viz")
+    graph.add_argument("--fmt", choices=sorted(EXTENSIONS), default="svg")
+    graph.add_argument("--out", default="runs/graphs", help="folder for gru_step.* and seq2seq_loss.*")
+    for name, value in (("seed", 0), ("vocab", 32), ("batch", 64), ("length", 20)):
+        graph.add_argument("--" + name, type=int, default=value)
     return parser
 
 
@@ -365,7 +372,7 @@ def main(argv=None) -> int:
     commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
                 "compare-length": cmd_compare, "compare-scores": cmd_compare_scores,
                 "compare-models": cmd_compare_models,
-                "inspect": cmd_inspect}
+                "inspect": cmd_inspect, "graph": cmd_graph}
     try:
         with blas.threads(a.threads):
             commands[a.command](a)

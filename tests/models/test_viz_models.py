@@ -66,3 +66,23 @@ def test_collapsed_names_the_groups(traced):
     steps = graph_of(loss, trace=tr, collapse=1, expand=["decoder"])
     names = [n.title for n in steps.nodes if n.kind == "group"]
     assert [f"step {t}" for t in range(3)] == [n for n in names if n.startswith("step")]
+
+
+def test_python_dash_m_models_graph_draws_a_gru_step_and_a_collapsed_loss(tmp_path, capsys):
+    from models.app.cli import main
+    assert main(["graph", "--out", str(tmp_path), "--batch", "4", "--length", "5",
+                 "--vocab", "9"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gru_step.svg", "seq2seq_loss.svg"]
+    for p in tmp_path.iterdir():
+        ET.parse(p)
+    out = capsys.readouterr().out
+    assert "▸ encoder" in out and "▸ decoder" in out and "cross_entropy" in out
+
+
+def test_the_gru_step_is_drawn_expanded_with_every_gradient():
+    from models.app.graphs import gru_step
+    text = gru_step("text")
+    for op in ("linear", "sigmoid", "tanh", "h' = add", "weight_hh", "bias_ih"):
+        assert op in text
+    body = [l for l in text.splitlines() if l[2:3] == "n"]
+    assert len(body) > 15 and all("grad" in l for l in body)
