@@ -235,7 +235,8 @@ def gradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1
     for _, _, _, message in _check(fn, inputs, eps, atol, rtol, full_jacobian, rng):
         if message is not None:
             if raise_exception:
-                raise GradcheckError(message)
+                raise GradcheckError(message + "\n  to see which op's VJP is wrong: "
+                                     "minigrad.viz.draw_gradcheck(fn, inputs, path='graph.svg')")
             return False
     return True
 

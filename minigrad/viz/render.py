@@ -73,7 +73,7 @@ def to_svg(graph, title=None) -> str:
         cls = node.kind + (" highlight" if node.highlight else "")
         parts.append(f'<g class="node {cls}" id="n{i}"><title>{_esc(_tip(i, node))}</title>'
                      + "".join(body) + "</g>")
-    width = max([x + w for x, _, w, _ in boxes] + [600]) + 12
+    width = max([x + w + 12 for x, _, w, _ in boxes] + [600, 24 + len(title or "") * 15 * CHAR_W])
     height = max([y + h for _, y, _, h in boxes] + [0]) + top + 12
     return _svg(width, height, parts, None)
 

@@ -212,7 +212,7 @@ def _bad_square(a):
 def test_gradcheck_failure_points_at_the_op_with_the_wrong_vjp():
     f = lambda a, b: mg.tanh(_bad_square(a * b) + b).sum()  # noqa: E731
     a, b = np.array([0.3, -0.2, 0.7]), np.array([[0.5, 0.1, -0.4]])
-    with pytest.raises(GradcheckError):
+    with pytest.raises(GradcheckError, match=r"viz.draw_gradcheck\(fn, inputs"):
         gradcheck(f, [a, b])
     assert find_bad_op(f, [a, b])[2]._op == "bad_square"
     text = draw_gradcheck(f, [a, b], "text")
