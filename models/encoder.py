@@ -103,7 +103,7 @@ class BiGRUEncoder(Module):
             with scope(f"{name} {t}"):  # a group in minigrad.viz's drawings (free otherwise)
                 h_new = cell.step(F.linear(onehot[t], table), h)  # (B, H)
                 real = mask[:, t]                                 # (B,)
-                h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # (B, H); held at padding
+                h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # (B, H); held
             outputs[t] = h
         return outputs, h
 
@@ -114,7 +114,8 @@ class BiGRUEncoder(Module):
         S = src.shape[1]
         V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype
         onehot = one_hot(src.T, V, dtype, "source")  # (S, B, V), time first: onehot[t] is contiguous
-        fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S), "forward")   # S × (B, H), (B, H)
+        fwd, h_last = self._run(self.forward_cell, onehot, mask, range(S),
+                                "forward")                               # S × (B, H), (B, H)
         bwd, h_first = self._run(self.backward_cell, onehot, mask, range(S - 1, -1, -1),
                                 "backward")  # the same
         annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)],

@@ -40,9 +40,11 @@ def traced(g=(1.0, 0.5)):
 def graph(out_dir=None, g=(1.0, 0.5)) -> DemoResult:
     """Draw the graph; check its ∂L/∂e against source 004's formula."""
     L, tr, names, t = traced(g)
-    formula = score_grad(t["alpha"].data, t["h"].data, t["c"].data, np.asarray(g)[None])[0]  # (S,)
+    alpha, h, c = t["alpha"].data, t["h"].data, t["c"].data          # (1, S), (1, S, D), (1, D)
+    formula = score_grad(alpha, h, c, np.asarray(g)[None])[0]        # (S,)
     on_node = tr.grads[t["e"]][0]                                   # (S,)
-    title = "Source 004 §6-§7: e_j = vᵀtanh(W_s s + W_h h_j + b), α = softmax(e), c = Σ α_j h_j, L = g·c"
+    title = ("Source 004 §6-§7: e_j = vᵀtanh(W_s s + W_h h_j + b), α = softmax(e), "
+             "c = Σ α_j h_j, L = g·c")
     lines = [draw_graph(L, "text", trace=tr, names=names, title=title),
              "∂L/∂e_j on the scores' box (from backward) and source 004 §7's α_j g·(h_j - c):"]
     lines += [f"  {tok:<5} {a:.9f}   {b:.9f}" for tok, a, b in zip(TOKENS, on_node, formula)]
