@@ -265,3 +265,18 @@ def test_the_neuron_demo_prints_micrograds_numbers(capsys, tmp_path):
     text = capsys.readouterr().out
     assert re.search(r"x1 +\(\) float64 \| value 2 \| grad -1\.5", text)
     assert re.search(r"o = tanh +\(\) float64 \| value 0\.7071 \| grad 1", text)
+
+
+def test_trace_keeps_on_every_node_the_gradient_the_engine_computes():
+    rng = np.random.default_rng(0)
+    x = mg.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    w = mg.tensor(rng.standard_normal((4, 2)), requires_grad=True)
+    with trace() as tr:
+        h = mg.tanh(x @ w)                                       # reused twice: a diamond
+        out = (h * h + mg.sigmoid(h)).sum(axis=0).mean()
+    nodes = list(tr.nodes)
+    want = mg.grad(out, nodes, retain_graph=True)
+    out.backward()
+    assert len(nodes) == 7 and set(tr.grads) == set(nodes)
+    for node, g in zip(nodes, want):
+        np.testing.assert_allclose(tr.grads[node], g, rtol=1e-12, atol=1e-15)
