@@ -99,8 +99,12 @@ def length_penalty_gnmt(length, alpha: float):
 
 
 def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
-                src_mask=None) -> list:
-    """Batched beam search; a ``Translation`` (the best hypothesis) per example."""
+                src_mask=None, accept=None) -> list:
+    """Batched beam search; a ``Translation`` (the best hypothesis) per example.
+
+    ``accept(ids) -> bool``, if given, judges each final hypothesis (its token ids up to and
+    including EOS): the best accepted one wins, and only when none is accepted the best of all.
+    """
     _check_max_len(max_len)
     src, src_mask = check_source(src, src_mask)
     V = model.decoder.out.weight.shape[0]
@@ -144,6 +148,10 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
                 break
     lengths = np.where(finished, (tokens != PAD).sum(axis=2), tokens.shape[2])  # (B, K)
     ranked = scores / length_penalty_gnmt(lengths, length_penalty) + np.where(finished, 0, -1e9)  # (B, K)
+    if accept is not None:  # a rejected hypothesis ranks below every accepted one
+        ok = [[bool(accept(h.tokens)) for h in _results(tokens[:, k], None, logps[:, k], src_mask)]
+              for k in range(K)]                                       # (K, B)
+        ranked = ranked + np.where(np.array(ok).T, 0, -1e12)           # (B, K)
     best = ranked.argmax(axis=1)                                       # (B,)
     pick = (np.arange(B), best)                                        # index of (B, K) -> (B,)
     weights = None if alphas is None else alphas[pick]                 # (B, L, S)

@@ -165,9 +165,10 @@ class Seq2Seq(Module):
         return greedy(self, src, max_len, src_mask)
 
     def beam(self, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
-             src_mask=None) -> list:
-        """Beam search of width ``beam_size``; hypotheses ranked by log p / lp(length)."""
-        return beam_search(self, src, beam_size, length_penalty, max_len, src_mask)
+             src_mask=None, accept=None) -> list:
+        """Beam search of width ``beam_size``; hypotheses ranked by log p / lp(length), those
+        that ``accept(ids)`` approves (if given) first."""
+        return beam_search(self, src, beam_size, length_penalty, max_len, src_mask, accept)
 
 
 def masked_cross_entropy(logits, tgt, tgt_mask) -> mg.Tensor:

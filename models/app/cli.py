@@ -5,6 +5,7 @@
     python -m models train [options]      any task, decoder and score; --resume DIR continues
                                           a run, --overwrite replaces the one in --out DIR
     python -m models translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]
+                                          [--month-first]  (dates: see translate --help)
     python -m models compare-length       attention vs none: exact match against source length
     python -m models inspect RUN          source 003 §6's debugging checks on a saved run
     python -m models compare-models       Bahdanau, Luong and the Transformer side by side
@@ -22,13 +23,13 @@ import sys
 import time
 import warnings
 
-import numpy as np
-
 from minigrad.runtime import blas
 from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.compare import (CompareConfig, ScoresConfig, compare_length, compare_scores,
                                 scores_table)
-from models.app.data import TASKS, format_date, random_date
+from models.app import dates
+from models.app.data import TASKS
+from models.app.datetext import read_dates, wild_accuracy, wild_dates
 from models.app.diagnose import inspect_run
 from models.app.graphs import EXTENSIONS, cmd_graph
 from models.vocab import pad_batch
@@ -43,8 +44,7 @@ from models.app.runs import (free_name, fresh_folder, holds_checkpoint, stop_on_
 from models.seq2seq import DECODERS, DTYPES
 from models.app.train import Trainer, TrainConfig, fmt_time
 
-DEMO_FORMATS = (("weekday_month_d_yyyy", "title"), ("d/m/yy", "title"),
-                ("dth_of_month_yyyy", "upper"), ("mon_d_yyyy", "lower"))
+DEMO_DATES = ("Thursday, August 29, 2018", "3rd Mar '95", "12/25/2019", "the 5th of November 1605")
 MAX_BEAM = 1000  # wider beams help nothing here and hold K copies of the decoder state
 RESUME_OPTIONS = {"resume", "out", "time_limit"}  # the train options --resume goes with
 
@@ -85,6 +85,8 @@ def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
     g.add_argument("--epochs", type=int, default=20)
     g.add_argument("--batch-size", type=int, default=64)
     g.add_argument("--lr", type=float, default=3e-3)
+    g.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
+                   help="step size: warm-up then cosine decay to 5%% of --lr (default), or constant")
     g.add_argument("--clip", type=float, default=1.0, help="max global gradient norm")
     g.add_argument("--target", type=float, default=0.99,
                    help="stop at this held-out exact match (default 0.99)")
@@ -107,6 +109,9 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     demo = add("demo", help="the main demo (what no arguments runs)")
     demo.add_argument("--out", default="runs/dates", help="checkpoint and SVG folder")
     demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--n-train", type=int, default=20000, help="training dates (default 20000)")
+    demo.add_argument("--epochs", type=int, default=10, help="at most this many (default 10; "
+                      "it stops at 99%% held-out exact match after at least 2)")
     train = add("train", help="train a model and checkpoint it")
     _model_options(train)
     _train_options(train)
@@ -119,7 +124,8 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
                        help="replace the checkpoint already in --out DIR")
     if train_defaults:
         train.set_defaults(**train_defaults)
-    tr = add("translate", help="translate text with a trained checkpoint")
+    tr = add("translate", help="translate text with a trained checkpoint", epilog=dates.HELP,
+             formatter_class=argparse.RawDescriptionHelpFormatter)
     tr.add_argument("checkpoint", help="checkpoint folder (or its checkpoint.json)")
     tr.add_argument("text", nargs="+")
     tr.add_argument("--beam", type=int, default=0, metavar="K", help="beam search of width K")
@@ -127,6 +133,8 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     tr.add_argument("--max-len", type=int, default=64)
     tr.add_argument("--svg", metavar="DIR", help="also write each heatmap as an SVG file here")
     tr.add_argument("--no-heatmap", action="store_true")
+    tr.add_argument("--month-first", action="store_true", help="dates: read ambiguous numeric "
+                    "dates (03/04/2020) month first (US) instead of day first")
     ins = add("inspect", help="source 003 §6's debugging checks on a saved run: diagonality, "
               "lazy attention, entropy per step, gradient through attention vs recurrence")
     ins.add_argument("run", help="a run folder (or its checkpoint.json)")
@@ -229,7 +237,7 @@ def cmd_train(a) -> None:
         cfg = TrainConfig(task=a.task, n_train=a.n_train, n_val=a.n_val, min_len=a.min_len,
                           max_len=a.max_len, batch_size=a.batch_size, lr=a.lr, clip=a.clip,
                           epochs=a.epochs, target=a.target, teacher_forcing=a.teacher_forcing,
-                          seed=a.seed)
+                          seed=a.seed, schedule=a.schedule)
         trainer = Trainer.create(cfg, _model_config(a))
         out = _train_folder(a)
         n = sum(p.size for p in trainer.model.parameters())
@@ -254,10 +262,15 @@ def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0
 
 
 def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
-    """Print each translation (and its heatmap); SVG heatmaps go to new files in ``svg_dir``."""
+    """Print each translation (and its heatmap); SVG heatmaps go to new files in ``svg_dir``.
+    ``results``: (text, Translation) pairs, or ``datetext.Reading``s (with their notes)."""
     k = 1
-    for text, out in results:
-        print(f"{text!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")
+    for item in results:
+        typed, text, out, notes = ((item.text, item.model_input, item.translation, item.notes)
+                                   if hasattr(item, "notes") else (item[0], *item, []))
+        print(f"{typed!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")
+        for note in notes:
+            print(f"  {note}")
         if heatmaps:
             print(alignment_text(out, text, src_vocab, tgt_vocab))
         if svg_dir and out.weights is not None:
@@ -273,11 +286,19 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
 def cmd_translate(a) -> None:
     if not 0 <= a.beam <= MAX_BEAM:
         raise ValueError(f"translate: --beam must be 1..{MAX_BEAM} (or 0 for greedy), got {a.beam}")
-    model, src_vocab, tgt_vocab, _ = load_checkpoint(a.checkpoint)
+    model, src_vocab, tgt_vocab, index = load_checkpoint(a.checkpoint)
+    is_dates = index.get("task") == "dates"
+    if a.month_first and not is_dates:
+        raise ValueError("translate: --month-first is for a dates checkpoint; "
+                         f"{a.checkpoint} was trained on {index.get('task')!r}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
-                                  a.length_penalty, a.max_len)
+        if is_dates:  # normalised, ambiguity reported, output checked as a calendar date
+            results = read_dates(model, src_vocab, tgt_vocab, a.text, a.beam, a.length_penalty,
+                                 a.max_len, "month-first" if a.month_first else "day-first")
+        else:
+            results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
+                                      a.length_penalty, a.max_len)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
     show(results, src_vocab, tgt_vocab, not a.no_heatmap, a.svg)
@@ -285,8 +306,8 @@ def cmd_translate(a) -> None:
 
 def cmd_demo(a) -> None:
     started = time.perf_counter()
-    cfg = TrainConfig(task="dates", n_train=20000, n_val=1000, batch_size=64, lr=3e-3,
-                      epochs=10, target=0.99, min_epochs=2, seed=a.seed)
+    cfg = TrainConfig(task="dates", n_train=a.n_train, n_val=1000, batch_size=64, lr=3e-3,
+                      epochs=a.epochs, target=0.99, min_epochs=2, seed=a.seed)
     trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
     out = _fresh(a.out)
     print("Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
@@ -294,19 +315,16 @@ def cmd_demo(a) -> None:
           f"{trainer.data.train[0][0]!r} -> {trainer.data.train[0][1]!r}; "
           f"stop at 99% exact match on {len(trainer.data.val)} held-out dates.")
     _train(trainer, out)
-    rng = np.random.default_rng(a.seed + 1000)
-    seen = {s for s, _ in trainer.data.train}
-    texts = []
-    for fmt, case in DEMO_FORMATS:
-        text = format_date(random_date(rng), fmt, case)
-        while text in seen:
-            text = format_date(random_date(rng), fmt, case)
-        texts.append(text)
+    vocabs = trainer.data.src_vocab, trainer.data.tgt_vocab
+    wild, wrong = wild_accuracy(trainer.model, *vocabs)
+    val = (trainer.state.best or {}).get("val_exact", float("nan"))
+    print(f"\nexact match: {100 * val:.1f}% on {len(trainer.data.val)} held-out generated dates, "
+          f"{100 * wild:.1f}% on {len(wild_dates())} hand-written \"wild\" dates"
+          + "".join(f"\n  wild: {t!r} -> {got!r}, want {want!r}" for t, want, got in wrong))
     print("\nUnseen dates. Rows: output characters; columns: input characters (<eos> = end "
           "of sequence);\na dark cell is where the decoder looked while writing that row's "
           "character.\n")
-    show(translate_texts(trainer.model, trainer.data.src_vocab, trainer.data.tgt_vocab, texts),
-         trainer.data.src_vocab, trainer.data.tgt_vocab, True, out)
+    show(read_dates(trainer.model, *vocabs, DEMO_DATES), *vocabs, True, out)
     print(f"total time {fmt_time(time.perf_counter() - started)}; try: python -m models translate "
           f"{out} \"3rd of May 1999\" --beam 4")
 

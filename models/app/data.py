@@ -10,13 +10,14 @@ The decoder input ``BOS, y_1 .. y_{T-1}`` is built by the model, which prepends 
 """
 from __future__ import annotations
 
-import datetime as dt
 import string
 from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
+from models.app import dates
+from models.app.dates import date_pairs
 from models.vocab import Vocab, pad_batch
 
 Pairs = list[tuple[str, str]]
@@ -52,83 +53,8 @@ def sort_pairs(rng: np.random.Generator, n: int, min_len: int = 3, max_len: int 
 
 
 # ---------------------------------------------------------------- dates
-
-DATE_MIN, DATE_MAX = dt.date(1950, 1, 1), dt.date(2049, 12, 31)  # both included
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December")
-WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-CASES = ("title", "lower", "upper")  # applied to the whole string; digits are unaffected
-
-
-def _ordinal(day: int) -> str:
-    """1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd"."""
-    suffix = "th" if 11 <= day <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
-    return f"{day}{suffix}"
-
-
-# Numeric formats are all DAY-FIRST: if "4/3/26" could also mean April 3rd the task would be
-# unlearnable, so month-first numeric forms ("11/29/2026") are deliberately absent. Names are
-# written in English directly (not strftime's %B, which follows the locale).
-def _month(d: dt.date) -> str:
-    return MONTHS[d.month - 1]
-
-
-def _wday(d: dt.date) -> str:
-    return WEEKDAYS[d.weekday()]
-
-
-_DATE_FORMATS: dict[str, Callable[[dt.date], str]] = {
-    "d_month_yyyy": lambda d: f"{d.day} {_month(d)} {d.year}",
-    "d_mon_yyyy": lambda d: f"{d.day} {_month(d)[:3]} {d.year}",
-    "month_d_yyyy": lambda d: f"{_month(d)} {d.day}, {d.year}",
-    "mon_d_yyyy": lambda d: f"{_month(d)[:3]} {d.day}, {d.year}",
-    "weekday_month_d_yyyy": lambda d: f"{_wday(d)}, {_month(d)} {d.day}, {d.year}",
-    "wkd_d_mon_yyyy": lambda d: f"{_wday(d)[:3]}, {d.day} {_month(d)[:3]} {d.year}",
-    "dth_of_month_yyyy": lambda d: f"{_ordinal(d.day)} of {_month(d)} {d.year}",
-    # "yy" reads 50-99 as 19yy, 00-49 as 20yy: that covers DATE_MIN..DATE_MAX exactly, so a
-    # two-digit year never names two dates of the task.
-    "d/m/yy": lambda d: f"{d.day}/{d.month}/{d.year % 100:02d}",
-    "dd/mm/yyyy": lambda d: f"{d.day:02d}/{d.month:02d}/{d.year}",
-    "dd.mm.yyyy": lambda d: f"{d.day:02d}.{d.month:02d}.{d.year}",
-}
-DATE_FORMATS: tuple[str, ...] = tuple(_DATE_FORMATS)
-
-
-def format_date(date: dt.date, fmt: str, case: str = "title") -> str:
-    """Write ``date`` in format ``fmt`` (one of DATE_FORMATS) and letter ``case`` (one of CASES)."""
-    if fmt not in _DATE_FORMATS:
-        raise ValueError(f"format_date: unknown format {fmt!r}; choose from {DATE_FORMATS}")
-    if case not in CASES:
-        raise ValueError(f"format_date: unknown case {case!r}; choose from {CASES}")
-    text = _DATE_FORMATS[fmt](date)  # written in title case
-    return text.lower() if case == "lower" else text.upper() if case == "upper" else text
-
-
-def random_date(rng: np.random.Generator) -> dt.date:
-    """A day drawn uniformly from DATE_MIN..DATE_MAX (both included)."""
-    span = DATE_MAX.toordinal() - DATE_MIN.toordinal()
-    return dt.date.fromordinal(DATE_MIN.toordinal() + int(rng.integers(0, span + 1)))
-
-
-def date_pairs(rng: np.random.Generator, n: int, min_len: int = 3, max_len: int = 10) -> Pairs:
-    """(human date, ISO "YYYY-MM-DD") pairs; format and case uniform over DATE_FORMATS x CASES.
-
-    ``min_len``/``max_len`` are accepted for a uniform task signature and ignored: a date
-    string has its own length (6 to 29 characters).
-    """
-    pairs = []
-    for _ in range(n):
-        date = random_date(rng)
-        fmt = DATE_FORMATS[int(rng.integers(len(DATE_FORMATS)))]
-        case = CASES[int(rng.integers(len(CASES)))]
-        pairs.append((format_date(date, fmt, case), date.isoformat()))
-    return pairs
-
-
-_DATE_WORDS = "".join(MONTHS + WEEKDAYS) + "stndrdthof"
-DATE_SRC_ALPHABET = "".join(sorted(set(string.digits + " ,./" + _DATE_WORDS.lower()
-                                       + _DATE_WORDS.upper())))
-DATE_TGT_ALPHABET = string.digits + "-"
+# The dates task has its own module (models/app/dates.py): its forms, year range, pivot and
+# ambiguity convention are documented there.
 
 
 # ---------------------------------------------------------------- registry
@@ -146,7 +72,7 @@ TASKS: dict[str, Task] = {t.name: t for t in (
     Task("copy", copy_pairs, SYMBOLS, SYMBOLS),
     Task("reverse", reverse_pairs, SYMBOLS, SYMBOLS),
     Task("sort", sort_pairs, SYMBOLS, SYMBOLS),
-    Task("dates", date_pairs, DATE_SRC_ALPHABET, DATE_TGT_ALPHABET),
+    Task("dates", date_pairs, dates.SRC_ALPHABET, dates.TGT_ALPHABET),
 )}
 
 

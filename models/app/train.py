@@ -7,6 +7,12 @@ generator's state (``bit_generator.state``, plain JSON) is saved with every chec
 the state it had when the current epoch's batch order was drawn; together with Adam's state
 this makes a resumed run continue bit for bit: it ends with the weights of an uninterrupted one.
 
+The step size follows ``TrainConfig.schedule`` (default: warm-up, then cosine decay; see
+``models.app.schedule`` for why). The weights with the best held-out exact match are kept:
+when a run gets worse, the epoch line says so, and a finished run ends with (and saves) the
+best epoch's weights; until then ``best-weights.npz`` in the run folder holds them for
+``--resume``.
+
 Batches are bucketed: each epoch shuffles the examples, sorts pools of 16 batches by source
 length, cuts them into batches and shuffles the batch order, so little time goes into padding.
 
@@ -16,20 +22,25 @@ vocabulary.
 from __future__ import annotations
 
 import dataclasses
+import math
+import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+import minigrad as mg
 from minigrad import optim
 
 from models.app import checkpoint as ckpt
 from models.app.data import TaskData, make_task
+from models.app.schedule import SCHEDULES, BestWeights, learning_rate
 from models.vocab import pad_batch
 from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 
 POOL = 16   # batches per sorting pool
 CURVE = 25  # steps per point of the loss curve
+BEST = "best-weights.npz"  # in the run folder: the best held-out epoch's weights
 
 
 @dataclass
@@ -41,6 +52,7 @@ class TrainConfig:
     max_len: int = 10
     batch_size: int = 64
     lr: float = 3e-3
+    schedule: str = "cosine"  # or "constant"
     clip: float = 1.0         # max global gradient norm
     epochs: int = 20
     target: float = 0.99      # stop once held-out exact match reaches this (> 1: never)
@@ -61,6 +73,7 @@ class TrainConfig:
              self.min_epochs)
         need(is_int(self.seed) and self.seed >= 0, "seed must be an int >= 0", self.seed)
         need(np.isfinite(self.lr) and self.lr > 0, "lr must be a finite number > 0", self.lr)
+        need(self.schedule in SCHEDULES, f"schedule must be one of {SCHEDULES}", self.schedule)
         need(self.clip > 0, "clip (the max gradient norm) must be > 0 (inf: no clipping)",
              self.clip)
         need(0 <= self.teacher_forcing <= 1, "teacher_forcing must be in [0, 1]",
@@ -84,6 +97,7 @@ class TrainState:
     sums: dict = field(default_factory=dict)     # running sums over the current epoch
     history: list = field(default_factory=list)  # one dict per finished epoch
     curve: list = field(default_factory=list)    # [step, mean loss of the last CURVE steps]
+    best: dict | None = None       # {"epoch", "val_exact"} of the best held-out epoch
     done: bool = False
 
 
@@ -109,6 +123,8 @@ class Trainer:
         self.src = encode(data.train, data.src_vocab, 0)
         self.tgt = encode(data.train, data.tgt_vocab, 1)
         self.decode_len = max(len(t) for _, t in data.train + data.val) + 5
+        self.total_steps = config.epochs * math.ceil(len(self.src) / config.batch_size)
+        self.best, self._best_saved = BestWeights(), True
 
     # ---- setting up ------------------------------------------------------------------
     @classmethod
@@ -138,14 +154,25 @@ class Trainer:
                          config.min_len, config.max_len)
         trainer = cls(model, data, config, rng, state)
         trainer.optimizer.load_state_dict(ckpt.load_optimizer_state(folder))
+        best = os.path.join(os.fspath(folder), BEST)
+        if state.best and os.path.exists(best):
+            trainer.best = BestWeights(state.best["val_exact"], state.best["epoch"], mg.load(best))
         return trainer
 
     def save(self, folder) -> str:
         self.state.rng = self.rng.bit_generator.state
+        best = os.path.join(os.fspath(folder), BEST)
+        if not self._best_saved and not self.state.done:  # written before the commit
+            os.makedirs(folder, exist_ok=True)
+            mg.save(self.best.arrays(), best)
+            self._best_saved = True
         extra = {"task": self.config.task, "train": dataclasses.asdict(self.config),
                  "state": dataclasses.asdict(self.state)}
-        return ckpt.save_checkpoint(folder, self.model, self.data.src_vocab, self.data.tgt_vocab,
-                                    extra, self.optimizer, self.state.step)
+        index = ckpt.save_checkpoint(folder, self.model, self.data.src_vocab, self.data.tgt_vocab,
+                                     extra, self.optimizer, self.state.step)
+        if self.state.done and os.path.exists(best):  # a finished run's weights are the best
+            os.remove(best)
+        return index
 
     # ---- one epoch's batches ---------------------------------------------------------
     def epoch_plan(self) -> list:
@@ -172,6 +199,8 @@ class Trainer:
             self.optimizer.zero_grad()
             loss.backward()
         optim.clip_grad_norm(self.optimizer.params, self.config.clip)
+        self.optimizer.lr = learning_rate(self.state.step, self.total_steps, self.config.lr,
+                                          self.config.schedule)
         self.optimizer.step()
         right = (logits.data.argmax(axis=-1) == tgt) | ~tgt_mask          # (B, T)
         n_tok = int(tgt_mask.sum())
@@ -238,6 +267,8 @@ class Trainer:
             st.seconds = seconds0 + time.perf_counter() - started
             self._end_epoch(log)  # sets done when the target is reached
             st.done = st.done or st.epoch >= cfg.epochs
+            if st.done:
+                self._keep_best(log)
             if folder is not None:
                 self.save(folder)
             if st.done:
@@ -264,6 +295,11 @@ class Trainer:
                   "train_exact": s["exact"] / s["examples"], "val_exact": val["exact"],
                   "val_token_acc": val["token_acc"]}
         st.history.append(record)
+        if self.best.offer(val["exact"], st.epoch + 1, self.model):
+            st.best, self._best_saved = self.best.to_dict(), False
+        elif self.best.worse(val["exact"]):
+            log(f"  this run got worse: held-out exact match {100 * val['exact']:.1f}%, down from "
+                f"{100 * self.best.score:.1f}% at epoch {self.best.epoch} (those weights are kept)")
         st.epoch, st.batch, st.sums, st.epoch_rng = st.epoch + 1, 0, {}, None
         rate = len(self.src) * st.epoch / max(st.seconds, 1e-9)
         eta = (cfg.epochs - st.epoch) * len(self.src) / rate
@@ -279,6 +315,15 @@ class Trainer:
                 f"{100 * val['exact']:.1f}% held-out exact match (target {100 * cfg.target:g}% "
                 "not reached). To train longer, start a new run with more --epochs "
                 "(--resume continues only an interrupted run)")
+
+
+    def _keep_best(self, log) -> None:
+        """End with the best held-out epoch's weights when the last epoch was worse."""
+        b, last = self.best, self.state.history[-1] if self.state.history else None
+        if b.weights is not None and last is not None and b.epoch != last["epoch"]:
+            self.model.load_state_dict(b.weights)
+            log(f"keeping the weights of epoch {b.epoch} ({100 * b.score:.1f}% held-out exact "
+                f"match), not the last epoch's ({100 * last['val_exact']:.1f}%)")
 
 
 def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int = 500) -> dict:

@@ -1,16 +1,13 @@
-"""Tests for models/app/data.py: vocabularies, toy tasks, date formats and batching."""
-import datetime as dt
+"""Tests for models/app/data.py: vocabularies, toy tasks and batching (dates: test_dates.py)."""
 import json
-import re
 import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from models.app.data import (CASES, DATE_FORMATS, DATE_MAX, DATE_MIN, SYMBOLS, TASKS, batches,
-                             date_pairs, format_date, make_task)
+from models.app.data import SYMBOLS, TASKS, batches, make_task
 from models.vocab import BOS, EOS, PAD, UNK, Vocab, pad_batch
 
 # ---------------------------------------------------------------- Vocab
@@ -132,90 +129,6 @@ def test_too_few_distinct_sources_raise():
         make_task("copy", np.random.default_rng(0), 30, 0, min_len=1, max_len=1)
     with pytest.raises(ValueError, match="unknown task"):
         make_task("nope", np.random.default_rng(0), 1, 1)
-
-
-# ---------------------------------------------------------------- dates
-
-# An independent parser: strptime patterns per format, except the two cases strptime gets
-# wrong for us (ordinal suffixes, and its %y pivot of 69 instead of our 50).
-_STRPTIME = {
-    "d_month_yyyy": "%d %B %Y", "d_mon_yyyy": "%d %b %Y", "month_d_yyyy": "%B %d, %Y",
-    "mon_d_yyyy": "%b %d, %Y", "weekday_month_d_yyyy": "%A, %B %d, %Y",
-    "wkd_d_mon_yyyy": "%a, %d %b %Y", "dd/mm/yyyy": "%d/%m/%Y", "dd.mm.yyyy": "%d.%m.%Y",
-}
-
-
-def _parse(text: str) -> dt.date:
-    m = re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{2})", text)
-    if m:
-        yy = int(m.group(3))
-        return dt.date(1900 + yy if yy >= 50 else 2000 + yy, int(m.group(2)), int(m.group(1)))
-    text = re.sub(r"^(\d{1,2})(st|nd|rd|th) of ", r"\1 ", text, flags=re.IGNORECASE)
-    for pattern in _STRPTIME.values():  # %B, %b, %A, %a match any letter case
-        try:
-            return dt.datetime.strptime(text, pattern).date()
-        except ValueError:
-            pass
-    raise AssertionError(f"no pattern parses {text!r}")
-
-
-def test_format_examples():
-    d = dt.date(2026, 11, 29)
-    got = {fmt: format_date(d, fmt) for fmt in DATE_FORMATS}
-    assert got == {
-        "d_month_yyyy": "29 November 2026", "d_mon_yyyy": "29 Nov 2026",
-        "month_d_yyyy": "November 29, 2026", "mon_d_yyyy": "Nov 29, 2026",
-        "weekday_month_d_yyyy": "Sunday, November 29, 2026",
-        "wkd_d_mon_yyyy": "Sun, 29 Nov 2026", "dth_of_month_yyyy": "29th of November 2026",
-        "d/m/yy": "29/11/26", "dd/mm/yyyy": "29/11/2026", "dd.mm.yyyy": "29.11.2026",
-    }
-    assert format_date(d, "mon_d_yyyy", "lower") == "nov 29, 2026"
-    assert format_date(d, "weekday_month_d_yyyy", "upper") == "SUNDAY, NOVEMBER 29, 2026"
-    with pytest.raises(ValueError, match="unknown format"):
-        format_date(d, "mm/dd/yyyy")
-
-
-def test_numeric_formats_are_day_first_and_two_digit_years_pivot_at_50():
-    assert format_date(dt.date(2026, 3, 4), "d/m/yy") == "4/3/26"
-    assert format_date(dt.date(2026, 3, 4), "dd/mm/yyyy") == "04/03/2026"
-    assert format_date(dt.date(1950, 1, 1), "d/m/yy") == "1/1/50"
-    assert format_date(dt.date(2049, 12, 31), "d/m/yy") == "31/12/49"
-    assert [format_date(dt.date(2001, 1, d), "dth_of_month_yyyy")[:4]
-            for d in (1, 2, 3, 11, 12, 13, 21, 22)] == [
-        "1st ", "2nd ", "3rd ", "11th", "12th", "13th", "21st", "22nd"]
-
-
-@settings(max_examples=300)
-@given(st.dates(min_value=DATE_MIN, max_value=DATE_MAX),
-       st.sampled_from(DATE_FORMATS), st.sampled_from(CASES))
-def test_every_format_and_case_parses_back_to_the_date(date, fmt, case):
-    assert _parse(format_date(date, fmt, case)) == date
-
-
-def test_generated_dates_match_their_targets():
-    pairs = date_pairs(np.random.default_rng(11), 2000)
-    seen_cases = set()
-    for src, tgt in pairs:
-        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", tgt)
-        date = dt.date.fromisoformat(tgt)
-        assert DATE_MIN <= date <= DATE_MAX
-        assert _parse(src) == date
-        seen_cases.add("upper" if src.isupper() else "lower" if src.islower() else "other")
-    assert seen_cases == {"upper", "lower", "other"}
-    years = [int(t[:4]) for _, t in pairs]
-    assert min(years) < 1960 and max(years) > 2039  # spread over the whole range
-
-
-def test_weekday_names_are_the_dates_weekday():
-    names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-    checked = 0
-    for src, tgt in date_pairs(np.random.default_rng(5), 3000):
-        word = re.match(r"([A-Za-z]+),", src)  # only the weekday formats start "Word,"
-        if word:
-            weekday = dt.date.fromisoformat(tgt).weekday()
-            assert names[weekday].startswith(word.group(1).lower()), (src, tgt)
-            checked += 1
-    assert checked > 300  # two of the ten formats carry a weekday
 
 
 # ---------------------------------------------------------------- batching

@@ -88,6 +88,26 @@ def test_a_beam_wide_enough_to_keep_everything_is_exact_search():
         assert abs(out.score - best) < 1e-9
 
 
+def test_beam_accept_picks_the_best_accepted_hypothesis():
+    """accept(ids) reorders only: the winner is the best hypothesis it approves; when it
+    approves none (or all), the plain beam's winner."""
+    model = tiny_model(seed=7)
+    src, mask = sources(6)
+    plain = model.beam(src, 4, 0.6, 6, mask)
+    for verdict in (lambda ids: False, lambda ids: True):
+        got = model.beam(src, 4, 0.6, 6, mask, accept=verdict)
+        assert [t.tokens for t in got] == [t.tokens for t in plain]
+    seen = []
+    def not_the_winner(ids):
+        seen.append(list(ids))
+        return all(list(ids) != p.tokens for p in plain)
+    got = model.beam(src, 4, 0.6, 6, mask, accept=not_the_winner)
+    assert len(seen) == 4 * len(plain)  # every final hypothesis was judged
+    for g, p in zip(got, plain):
+        assert g.tokens != p.tokens and g.tokens in seen
+        assert g.score <= p.score + 1e-9 or len(g.tokens) != len(p.tokens)
+
+
 def test_the_source_mask_defaults_to_ids_not_pad():
     """The issue's calls greedy(src, max_len) and beam(src, beam_size, length_penalty, max_len)."""
     model = tiny_model(seed=6)

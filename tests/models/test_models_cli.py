@@ -1,6 +1,7 @@
 """The command line: train, translate (bad input included), compare-length, and the main demo."""
 import json
 import os
+import re
 import shutil
 
 import pytest
@@ -21,7 +22,8 @@ def one_blas_thread():
 def checkpoint(tmp_path_factory):
     out = tmp_path_factory.mktemp("copy")
     code = main(["train", "--task", "copy", "--n-train", "2000", "--n-val", "200", "--epochs",
-                 "12", "--batch-size", "32", "--dtype", "float64", "--out", str(out)] + TINY)
+                 "12", "--batch-size", "32", "--dtype", "float64", "--out", str(out),
+                 "--schedule", "constant"] + TINY)  # a run this short wants the full step
     assert code == 0
     return out
 
@@ -103,20 +105,41 @@ def test_compare_length_prints_a_table_and_writes_a_plot(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_main_demo(tmp_path, capsys, checkpoint):
-    """No arguments runs this: train on dates to >= 99% held-out exact match, then translate
-    unseen dates with heatmaps (terminal and SVG). Run again, it keeps the earlier run's
-    folder as it was and writes into DIR-2."""
+    """No arguments runs this: train on dates (here a small run), print held-out and wild exact
+    match, then translate hand-written dates with heatmaps (terminal and SVG). Run again, it
+    keeps the earlier run's folder as it was and writes into DIR-2. (The full demo's figures,
+    >= 99% held-out and >= 95% wild, are measured by python -m benchmarks.readme_figures.)"""
     earlier, out_dir = tmp_path / "dates", tmp_path / "dates-2"
     shutil.copytree(checkpoint, earlier)  # an earlier run, with its checkpoint and pictures
     (earlier / "alignment-1.svg").write_text("an earlier heatmap")
     before = {f: (earlier / f).read_bytes() for f in os.listdir(earlier)}
-    assert main(["demo", "--out", str(earlier)]) == 0
+    assert main(["demo", "--out", str(earlier), "--n-train", "2000", "--epochs", "2"]) == 0
     out = capsys.readouterr().out
     assert f"{earlier} already holds an earlier run (kept); this run writes into {out_dir}" in out
     assert {f: (earlier / f).read_bytes() for f in os.listdir(earlier)} == before
     with open(out_dir / "checkpoint.json") as f:
-        history = json.load(f)["state"]["history"]
-    assert history[-1]["val_exact"] >= 0.99
+        state = json.load(f)["state"]
+    assert len(state["history"]) == 2 and state["best"]["epoch"] in (1, 2)
+    assert re.search(r"exact match: \d+\.\d% on 1000 held-out generated dates, \d+\.\d% on "
+                     r"\d+ hand-written \"wild\" dates", out)
     assert out.count("scale 0-1") == 4 and "<eos>" in out
     assert len([f for f in os.listdir(out_dir) if f.startswith("alignment-")]) == 4
     assert f"python -m models translate {out_dir} " in out
+    for extra, reading in (([], "read day first as 2020-04-03"),
+                           (["--month-first", "--beam", "3"], "read month first as 2020-03-04")):
+        assert main(["translate", str(out_dir), " 03/04/2020", "--no-heatmap"] + extra) == 0
+        out = capsys.readouterr().out
+        assert reading in out and "normalised to '03/04/2020'" in out
+
+
+def test_translate_help_lists_the_date_forms_and_conventions(capsys):
+    with pytest.raises(SystemExit):
+        main(["translate", "--help"])
+    out = capsys.readouterr().out
+    assert "--month-first" in out and "20200304" in out and "50-99 -> 19yy" in out
+    assert "DAY FIRST" in out and "1000-9999" in out
+
+
+def test_month_first_needs_a_dates_checkpoint(checkpoint, capsys):
+    assert main(["translate", str(checkpoint), "abc", "--month-first"]) == 2
+    assert "--month-first is for a dates checkpoint" in capsys.readouterr().err

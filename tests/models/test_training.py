@@ -114,3 +114,45 @@ def test_resume_equals_uninterrupted(tmp_path, stop_at):
     again = Trainer.resume(tmp_path)  # a finished run stays finished
     assert again.state.done
     assert again.run(log=lambda line: None).step == 38
+
+
+def test_the_schedule_warms_up_then_decays_to_its_floor():
+    from models.app.schedule import learning_rate
+    lrs = [learning_rate(t, 1000, 3e-3) for t in range(1000)]
+    assert lrs[0] == pytest.approx(3e-3 / 50) and max(lrs) == pytest.approx(3e-3, rel=0.01)
+    assert all(a >= b for a, b in zip(lrs[50:], lrs[51:]))  # after the warm-up, only down
+    assert learning_rate(1000, 1000, 3e-3) == pytest.approx(0.05 * 3e-3)
+    assert learning_rate(10, 1000, 3e-3, "constant") == 3e-3
+    with pytest.raises(ValueError, match="schedule"):
+        learning_rate(0, 10, 1e-3, "step")
+    with pytest.raises(ValueError, match="schedule"):
+        TrainConfig(schedule="linear")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop_at", [None, 2])
+def test_a_run_that_gets_worse_says_so_and_keeps_its_best_weights(tmp_path, stop_at):
+    """Held-out scores 0.5, 0.9, 0.6 (scripted): epoch 3 is reported as worse and the run
+    ends with epoch 2's weights, also when it was interrupted after epoch 2 and resumed."""
+    scores = iter([0.5, 0.9, 0.6])
+    script = lambda self, pairs=None, batch_size=500: {"exact": next(scores), "token_acc": 0.0}
+    lines, seen = [], {}
+    original = Trainer.evaluate
+    Trainer.evaluate = lambda self, *a, **k: (seen.__setitem__(self.state.epoch + 1, weights(self))
+                                              or script(self))
+    try:
+        trainer = quick("reverse", n_train=64, n_val=20, epochs=3, target=2.0)
+        trainer.run(log=lines.append, folder=tmp_path, max_steps=None if stop_at is None else 4)
+        if stop_at is not None:  # 2 batches per epoch: stopped after epoch 2, then resumed
+            assert not trainer.state.done and (tmp_path / "best-weights.npz").exists()
+            trainer = Trainer.resume(tmp_path)
+            trainer.run(log=lines.append, folder=tmp_path)
+    finally:
+        Trainer.evaluate = original
+    assert any("this run got worse: held-out exact match 60.0%, down from 90.0% at epoch 2" in l
+               for l in lines)
+    assert any("keeping the weights of epoch 2" in l for l in lines)
+    assert trainer.state.best == {"epoch": 2, "val_exact": 0.9}
+    for k, v in weights(trainer).items():
+        np.testing.assert_array_equal(v, seen[2][k], err_msg=k)
+    assert not (tmp_path / "best-weights.npz").exists()  # finished: the checkpoint holds them
