@@ -201,4 +201,6 @@ ambiguous numeric dates (both numbers 12 or less, e.g. 03/04/2020) are read DAY 
   (3 April 2020) and translate says so; --month-first reads them month first (March 4)
 before the model reads a text: leading, trailing and repeated spaces (tabs, newlines) are
   removed, a space before a comma too, and typographic quotes and dashes become ' and -
+the output is checked as a real calendar date: a warning when it is not; with --beam K the
+  best of the K hypotheses that is a real date is shown
 """
