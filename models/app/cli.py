@@ -307,7 +307,8 @@ def cmd_translate(a) -> None:
 def cmd_demo(a) -> None:
     started = time.perf_counter()
     cfg = TrainConfig(task="dates", n_train=a.n_train, n_val=1000, batch_size=64, lr=3e-3,
-                      epochs=a.epochs, target=0.99, min_epochs=2, seed=a.seed)
+                      epochs=a.epochs, target=0.99, min_epochs=2, seed=a.seed,
+                      schedule="cosine")
     trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
     out = _fresh(a.out)
     print("Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "

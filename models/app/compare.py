@@ -38,6 +38,7 @@ class CompareConfig:
     dec_hidden: int = 64
     attn: int = 32
     dtype: str = "float32"
+    schedule: str = "cosine"  # a constant 3e-3 spikes late in training (models.app.schedule)
     seed: int = 0
 
 
@@ -59,7 +60,7 @@ def compare_length(config: CompareConfig, log=print, time_limit: float | None = 
     c = config
     tc = TrainConfig(task=c.task, n_train=c.n_train, n_val=c.n_val, min_len=c.min_len,
                      max_len=c.max_len, batch_size=c.batch_size, lr=c.lr, epochs=c.epochs,
-                     target=2.0, seed=c.seed)  # target > 1: same number of steps for both
+                     target=2.0, seed=c.seed, schedule=c.schedule)  # target > 1: same steps for both
     data = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len)
     results = {}
     for name, decoder in (("no attention", "plain"), ("attention", "bahdanau")):

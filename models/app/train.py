@@ -7,11 +7,12 @@ generator's state (``bit_generator.state``, plain JSON) is saved with every chec
 the state it had when the current epoch's batch order was drawn; together with Adam's state
 this makes a resumed run continue bit for bit: it ends with the weights of an uninterrupted one.
 
-The step size follows ``TrainConfig.schedule`` (default: warm-up, then cosine decay; see
-``models.app.schedule`` for why). The weights with the best held-out exact match are kept:
-when a run gets worse, the epoch line says so, and a finished run ends with (and saves) the
-best epoch's weights; until then ``best-weights.npz`` in the run folder holds them for
-``--resume``.
+The step size follows ``TrainConfig.schedule``: "constant" (the default here, so code that
+configures a run keeps its behaviour) or "cosine", warm-up then cosine decay, which the CLI's
+train, demo and compare-length use (see ``models.app.schedule`` for why). The weights with the
+best held-out exact match are kept: when a run gets worse, the epoch line says so, and a
+finished run ends with (and saves) the best epoch's weights; until then ``best-weights.npz``
+in the run folder holds them for ``--resume``.
 
 Batches are bucketed: each epoch shuffles the examples, sorts pools of 16 batches by source
 length, cuts them into batches and shuffles the batch order, so little time goes into padding.
@@ -52,7 +53,7 @@ class TrainConfig:
     max_len: int = 10
     batch_size: int = 64
     lr: float = 3e-3
-    schedule: str = "cosine"  # or "constant"
+    schedule: str = "constant"  # or "cosine" (the CLI's default; see models.app.schedule)
     clip: float = 1.0         # max global gradient norm
     epochs: int = 20
     target: float = 0.99      # stop once held-out exact match reaches this (> 1: never)
