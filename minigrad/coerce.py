@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, refuse_complex
 
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
@@ -22,6 +22,7 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
             return x
         return Tensor(x.data, dtype=like.data.dtype)  # int/bool: a constant, needs no graph
     if like is not None and like.data.dtype.kind == "f":
+        refuse_complex(x)  # before the cast, which would drop the imaginary part
         return Tensor(np.asarray(x, dtype=like.data.dtype))
     return Tensor(x)
 

@@ -170,6 +170,9 @@ def linear(x, weight, bias=None) -> Tensor:
     A plain array ``x`` or ``bias`` adopts the weight's dtype.
     """
     weight = as_tensor(weight)
+    if weight.data.dtype.kind != "f":
+        raise TypeError(f"linear: weight must be a float tensor, got dtype {weight.dtype} "
+                        f"(shape {weight.shape}); an int weight has no gradient")
     x = as_tensor(x, weight)
     if weight.data.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")

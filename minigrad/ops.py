@@ -11,12 +11,18 @@ import math
 import numpy as np
 
 from minigrad.coerce import as_tensor, check_not_empty, normalize_axes, pair
-from minigrad.tensor import Tensor
+from minigrad.tensor import Tensor, refuse_complex
 
 
 def _broadcast_error(op, a, b):
     return ValueError(f"{op}: operands could not be broadcast together: "
                       f"shapes {a.shape} and {b.shape}")
+
+
+def _bool_error(op, *tensors):
+    shapes = " and ".join(str(t.shape) for t in tensors)
+    return TypeError(f"{op}: arithmetic on bool tensors (shapes {shapes}) is not defined; "
+                     f"convert first, e.g. mg.tensor(t.data, dtype=float)")
 
 
 # ---- arithmetic ----------------------------------------------------------------------
@@ -28,6 +34,8 @@ def add(a, b) -> Tensor:
         out = a.data + b.data
     except ValueError:
         raise _broadcast_error("add", a, b) from None
+    if out.dtype.kind == "b":  # NumPy's bool + bool is a logical or
+        raise _bool_error("add", a, b)
     return Tensor._from_op(out, (a, b), lambda g: (g, g), "add")
 
 
@@ -38,6 +46,8 @@ def sub(a, b) -> Tensor:
         out = a.data - b.data
     except ValueError:
         raise _broadcast_error("sub", a, b) from None
+    except TypeError:  # NumPy refuses bool - bool
+        raise _bool_error("sub", a, b) from None
     return Tensor._from_op(out, (a, b), lambda g: (g, -g), "sub")
 
 
@@ -48,12 +58,16 @@ def mul(a, b) -> Tensor:
         out = a.data * b.data
     except ValueError:
         raise _broadcast_error("mul", a, b) from None
+    if out.dtype.kind == "b":  # NumPy's bool * bool is a logical and
+        raise _bool_error("mul", a, b)
     return Tensor._from_op(out, (a, b), lambda g: (g * b.data, g * a.data), "mul")
 
 
 def div(a, b) -> Tensor:
     """a / b. d/da = 1/b, d/db = -a/b^2 = -out/b."""
     a, b = pair(a, b)
+    if a.data.dtype.kind == "b" and b.data.dtype.kind == "b":
+        raise _bool_error("div", a, b)
     try:
         out = a.data / b.data
     except ValueError:
@@ -68,6 +82,8 @@ def div(a, b) -> Tensor:
 def neg(x) -> Tensor:
     """-x."""
     x = as_tensor(x)
+    if x.data.dtype.kind == "b":
+        raise _bool_error("neg", x)
     return Tensor._from_op(-x.data, (x,), lambda g: (-g,), "neg")
 
 
@@ -77,6 +93,9 @@ def pow(x, exponent) -> Tensor:
     if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
         raise TypeError("pow: the exponent must be a Python or NumPy scalar; for a tensor "
                         "exponent write exp(b * log(a))")
+    if x.data.dtype.kind == "b":
+        raise _bool_error("pow", x)
+    refuse_complex(exponent)
     p = np.asarray(exponent).item()  # a Python number adopts x's dtype; np.float64(2) would upcast
     if p < 0 and x.data.dtype.kind in "iub" and isinstance(p, int):
         raise ValueError(f"pow: an integer tensor ({x.dtype}) to a negative integer power {p} "

@@ -11,14 +11,26 @@ import math
 import numpy as np
 
 
+def _number(who: str, name: str, value, low: float, high: float = math.inf,
+            low_open: bool = False, high_open: bool = False) -> float:
+    """``value`` if it is a real number in the interval, else a one-line ValueError: a NaN or
+    negative learning rate would flip or poison every update without a word."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if ok:
+        v = float(value)
+        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
+    if not ok:
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{who}: {name} must be a number in {interval}, got {value!r}")
+    return value
+
+
 class Optimizer:
     def __init__(self, params, lr: float):
         self.params = list(params)
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
-        if lr < 0:
-            raise ValueError(f"{type(self).__name__}: lr must be >= 0, got {lr}")
-        self.lr = lr
+        self.lr = _number(type(self).__name__, "lr", lr, 0.0, math.inf, high_open=True)
 
     def zero_grad(self) -> None:
         for p in self.params:
@@ -49,7 +61,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
         super().__init__(params, lr)
-        self.momentum, self.weight_decay = momentum, weight_decay
+        self.momentum = _number("SGD", "momentum", momentum, 0.0, 1.0)
+        self.weight_decay = _number("SGD", "weight_decay", weight_decay, 0.0, math.inf, high_open=True)
         self.velocity = [None] * len(self.params)
 
     def step(self) -> None:
@@ -89,7 +102,12 @@ class Adam(Optimizer):
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0):
         super().__init__(params, lr)
-        self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
+        if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+            raise ValueError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
+        self.betas = tuple(_number("Adam", f"beta{i + 1}", b, 0.0, 1.0, high_open=True)
+                           for i, b in enumerate(betas))
+        self.eps = _number("Adam", "eps", eps, 0.0, math.inf, low_open=True, high_open=True)
+        self.weight_decay = _number("Adam", "weight_decay", weight_decay, 0.0, math.inf, high_open=True)
         self.t = 0
         self.m = [np.zeros_like(p.data) for p in self.params]
         self.v = [np.zeros_like(p.data) for p in self.params]
@@ -123,19 +141,28 @@ class Adam(Optimizer):
         if set(state) != need:
             raise ValueError(f"Adam.load_state_dict: expected entries t, m.0..m.{n-1}, v.0..v.{n-1}; "
                              f"missing {sorted(need - set(state))}, unexpected {sorted(set(state) - need)}")
+        t = np.asarray(state["t"])
+        if t.shape != () or t.dtype.kind not in "iu" or not 0 <= int(t) < 2 ** 62:
+            raise ValueError(f"Adam.load_state_dict: the step count t must be an int >= 0, got {t!r}")
         m = [_state_array("Adam", state, f"m.{i}", self.params, i) for i in range(n)]
         v = [_state_array("Adam", state, f"v.{i}", self.params, i) for i in range(n)]
-        self.m, self.v, self.t = m, v, int(state["t"])
+        bad = [f"m.{i}" for i in range(n) if not np.isfinite(m[i]).all()] + [
+            f"v.{i}" for i in range(n) if not (np.isfinite(v[i]).all() and (v[i] >= 0).all())]
+        if bad:
+            raise ValueError(f"Adam.load_state_dict: {', '.join(bad[:5])} not finite (or v < 0)")
+        self.m, self.v, self.t = m, v, int(t)
 
 
 def clip_grad_norm(params, max_norm: float) -> float:
     """Scale all gradients by min(1, max_norm / ‖g‖) where ‖g‖ is the global L2 norm over
     every parameter's gradient. Returns ‖g‖ before clipping (as torch.nn.utils.clip_grad_norm_).
 
-    A NaN or infinite ‖g‖ raises ``FloatingPointError`` and leaves the gradients untouched
+    ``max_norm`` must be a number > 0; ``math.inf`` means no clipping (the norm is still
+    computed and checked). A NaN or infinite ‖g‖ raises ``FloatingPointError`` and leaves the gradients untouched
     (PyTorch's ``error_if_nonfinite=True``): scaling by max_norm / inf would turn them into
     zeros or NaN, and the step after it would silently ruin the parameters.
     """
+    _number("clip_grad_norm", "max_norm", max_norm, 0.0, math.inf, low_open=True)
     params = [p for p in params if p.grad is not None]
     total = float(np.sqrt(sum(float(np.vdot(p.grad, p.grad)) for p in params)))
     if not math.isfinite(total):

@@ -15,7 +15,8 @@ leaves and accumulates ``d output / d leaf`` into each leaf's ``.grad``.
   array input or bias adopts the weight's dtype; in ``concatenate`` and ``stack`` plain
   arrays (and int/bool Tensors) adopt the dtype of the first float Tensor among the inputs.
 
-Only real floating tensors (float16/32/64) can require grad.
+Only real floating tensors (float16/32/64) can require grad. Complex values are refused
+(casting would drop the imaginary part), and so is arithmetic between two bool tensors.
 """
 from __future__ import annotations
 
@@ -25,18 +26,29 @@ from minigrad import engine
 from minigrad.engine import mode
 
 
+def refuse_complex(data) -> None:
+    """Complex values are refused, not cast: casting would drop the imaginary part silently."""
+    if type(data) is not float and type(data) is not int and np.iscomplexobj(data):
+        raise TypeError(f"tensor: complex values are not supported (got "
+                        f"{np.asarray(data).dtype}); minigrad differentiates real functions: "
+                        f"pass the real and imaginary parts (x.real, x.imag) as separate tensors")
+
+
 def _as_array(data, dtype=None) -> np.ndarray:
-    """Array for a new tensor: float64 by default; ints and bools kept; objects refused."""
+    """Array for a new tensor: float64 by default; ints and bools kept; objects and complex
+    numbers refused."""
     if isinstance(data, Tensor):
         data = data.data
     try:
+        if dtype is not None:  # a cast to a real dtype would drop an imaginary part silently
+            refuse_complex(data)
         array = np.array(data, dtype=dtype, copy=True)
     except ValueError as e:  # NumPy's "inhomogeneous shape", or a string that is no number
         raise ValueError(f"tensor: cannot make an array of numbers from this data (a ragged "
                          f"nested list, whose rows differ in length?): {e}") from None
-    if array.dtype.kind in "OSUVMm":
+    if array.dtype.kind in "OSUVMmc":
         raise TypeError(f"tensor: cannot make a tensor from an array of dtype {array.dtype} "
-                        f"(numbers only: float, int or bool)")
+                        f"(real numbers only: float, int or bool)")
     return array
 
 

@@ -32,6 +32,11 @@ from models.transformer_layers import ACTIVATIONS
 
 DECODERS = ("bahdanau", "luong", "plain", "transformer")
 DTYPES = {"float32": np.float32, "float64": np.float64}
+CELLS = ("gru", "lstm")
+MAX_VOCAB = 10_000  # ids: a character vocabulary is far smaller
+MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, window: at 1024 a model is ~40 M parameters
+MAX_LAYERS = 48     # transformer layers
+MAX_POSITIONS = 100_000
 
 
 @dataclass
@@ -67,6 +72,22 @@ class ModelConfig:
     max_positions: int = 128
 
     def __post_init__(self):
+        """Types and ranges first (a config may come from a JSON file anyone wrote): sizes are
+        capped, so a tampered ``"hidden": 200000`` is refused before anything is allocated."""
+        for name in ("decoder", "score", "cell", "dtype", "activation", "positions"):
+            if not isinstance(getattr(self, name), str):
+                raise ValueError(f"ModelConfig: {name} must be a string, got {getattr(self, name)!r}")
+        for name in ("input_feeding", "reset_after"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"ModelConfig: {name} must be true or false, got {getattr(self, name)!r}")
+        for name, cap in (("src_vocab", MAX_VOCAB), ("tgt_vocab", MAX_VOCAB), ("embed", MAX_WIDTH),
+                          ("hidden", MAX_WIDTH), ("dec_hidden", MAX_WIDTH), ("attn", MAX_WIDTH),
+                          ("window", MAX_WIDTH), ("layers", MAX_LAYERS), ("heads", MAX_WIDTH),
+                          ("d_model", MAX_WIDTH), ("ff", 4 * MAX_WIDTH),
+                          ("max_positions", MAX_POSITIONS)):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= cap:
+                raise ValueError(f"ModelConfig: {name} must be an int in 1..{cap}, got {v!r}")
         if self.decoder not in DECODERS:
             raise ValueError(f"ModelConfig: decoder must be one of {DECODERS}, got {self.decoder!r}")
         if self.decoder == "bahdanau" and self.score not in SCORES:
@@ -74,12 +95,10 @@ class ModelConfig:
         if self.decoder == "luong" and self.score not in LUONG_SCORES:
             raise ValueError(f"ModelConfig: Luong's score must be one of {LUONG_SCORES}, "
                              f"got {self.score!r}")
+        if self.cell not in CELLS:
+            raise ValueError(f"ModelConfig: cell must be one of {CELLS}, got {self.cell!r}")
         if self.dtype not in DTYPES:
             raise ValueError(f"ModelConfig: dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
-        for name in ("src_vocab", "tgt_vocab", "embed", "hidden", "dec_hidden", "attn", "window",
-                     "layers", "heads", "d_model", "ff", "max_positions"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"ModelConfig: {name} must be a positive int, got {getattr(self, name)!r}")
         self._check_transformer()
 
     def _check_transformer(self) -> None:
@@ -100,6 +119,8 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ModelConfig":
+        if not isinstance(d, dict):
+            raise ValueError(f"ModelConfig: expected a dict of fields, got {type(d).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - names)
         if unknown:

@@ -84,9 +84,12 @@ class Vocab:
 
     @classmethod
     def from_dict(cls, d: dict) -> Vocab:
-        """Inverse of ``to_dict``; refuses a dict written with other special tokens."""
-        if list(d.get("specials", SPECIALS)) != list(SPECIALS):
-            raise ValueError(f"Vocab.from_dict: specials {d['specials']} != {list(SPECIALS)}")
+        """Inverse of ``to_dict``; refuses anything else, e.g. other special tokens."""
+        if not isinstance(d, dict) or not isinstance(d.get("alphabet"), str):
+            raise ValueError(f"Vocab.from_dict: expected {{'alphabet': str, 'specials': [...]}}, "
+                             f"got {type(d).__name__}")
+        if d.get("specials", list(SPECIALS)) != list(SPECIALS):
+            raise ValueError(f"Vocab.from_dict: specials {d['specials']!r} != {list(SPECIALS)}")
         return cls(d["alphabet"])
 
 

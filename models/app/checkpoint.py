@@ -10,9 +10,11 @@ A checkpoint is a folder::
 Writes are atomic: the array files get new names, then ``checkpoint.json`` is replaced in one
 ``os.replace`` -- the commit point -- and only then are the previous array files removed. A
 crash at any moment leaves either the old or the new checkpoint, never a mixture. Loading
-checks everything and raises ``CheckpointError`` (a ``ValueError``) saying what is wrong:
-not an npz, missing, unexpected, mis-shaped, non-float or non-finite arrays, a digest that
-does not match.
+trusts nothing and raises ``CheckpointError`` (a ``ValueError``), one line naming the file and
+the problem: every file's digest is required and checked first; the model config is
+type-checked and its sizes capped (``ModelConfig``) before a parameter is allocated; each npz
+member's name, shape and dtype are checked against the model before its data is read
+(``minigrad.load(check_headers=...)``); then non-finite values are refused.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from models.seq2seq import ModelConfig, Seq2Seq
 
 FORMAT = "minigrad-seq2seq/1"
 INDEX = "checkpoint.json"
+MAX_INDEX_BYTES = 1 << 24  # 16 MiB: an index holds configs and a loss curve
 
 
 class CheckpointError(ValueError):
@@ -97,11 +100,15 @@ def _read_index(path: str, given=None) -> dict:
                  f"{given} has no {INDEX} next to it")
         raise CheckpointError(f"checkpoint: {where} ({expected})")
     try:
+        if os.path.getsize(path) > MAX_INDEX_BYTES:
+            raise CheckpointError(f"checkpoint: {path} is {os.path.getsize(path):,} bytes, more "
+                                  f"than an index ever holds ({MAX_INDEX_BYTES:,}); {expected}")
         with open(path, encoding="utf-8") as f:
             index = json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        why = "nested too deeply" if isinstance(e, RecursionError) else e
         kind = "" if path.endswith(".json") else f"; {expected}"
-        raise CheckpointError(f"checkpoint: {path} is not valid JSON ({e}){kind}") from None
+        raise CheckpointError(f"checkpoint: {path} is not valid JSON ({why}){kind}") from None
     except OSError as e:
         raise CheckpointError(f"checkpoint: cannot read {path} ({e.strerror or e}); "
                               f"{expected}") from None
@@ -111,25 +118,65 @@ def _read_index(path: str, given=None) -> dict:
     return index
 
 
-def _load_arrays(index: dict, folder: str, kind: str) -> dict:
-    """The arrays of ``index[kind]``, after checking the file's digest."""
-    name = index.get(kind)
-    if not isinstance(name, str) or os.path.basename(name) != name:
+def _file_of(index: dict, folder: str, kind: str) -> str:
+    """The path of ``index[kind]``, after checking that it exists and matches its digest
+    (required: a checkpoint without one could hold anything)."""
+    name, digest = index.get(kind), index.get(kind + "_sha256")
+    if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
         raise CheckpointError(f"checkpoint: bad {kind} entry {name!r} in {INDEX}")
     path = os.path.join(folder, name)
-    if not os.path.exists(path):
+    if not os.path.isfile(path):
         raise CheckpointError(f"checkpoint: {kind} file {path} is missing")
+    if not isinstance(digest, str):
+        raise CheckpointError(f"checkpoint: {INDEX} in {folder} has no {kind}_sha256 digest for "
+                              f"{name}, so the file cannot be trusted")
     try:
-        arrays = mg.load(path)
-    except ValueError as e:
-        raise CheckpointError(f"checkpoint: {e}") from None
-    if index.get(kind + "_sha256") not in (None, _sha256(path)):
+        actual = _sha256(path)
+    except OSError as e:
+        raise CheckpointError(f"checkpoint: cannot read {path} ({e.strerror or e})") from None
+    if digest != actual:
         raise CheckpointError(f"checkpoint: {path} does not match the digest in {INDEX} "
                               "(the file was changed or replaced after saving)")
+    return path
+
+
+def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
+    """The arrays of ``index[kind]``: digest first, then every member's name, shape and dtype
+    against ``expected`` ({name: (shape, dtype kinds)}) before any data is read."""
+    path = _file_of(index, folder, kind)
+
+    def check(headers: dict) -> None:
+        missing, unexpected = sorted(set(expected) - set(headers)), sorted(set(headers) - set(expected))
+        if missing or unexpected:
+            raise ValueError(f"{kind} arrays do not fit the model; missing: {', '.join(missing) or '-'}"
+                             f"; unexpected: {', '.join(unexpected) or '-'}")
+        for name, (shape, dtype) in headers.items():
+            want, kinds = expected[name]
+            if dtype.kind not in kinds:
+                raise ValueError(f"non-float array {name} (dtype {dtype}), expected "
+                                 f"{'an integer' if kinds == 'iu' else 'a float'}")
+            if tuple(shape) != tuple(want):
+                raise ValueError(f"{name}: checkpoint {tuple(shape)}, model {tuple(want)}")
+    try:
+        arrays = mg.load(path, check_headers=check)
+    except ValueError as e:
+        raise CheckpointError(f"checkpoint: {e}") from None
     bad = sorted(k for k, a in arrays.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
     if bad:  # NaN or inf weights would decode to garbage without a word
         raise CheckpointError(f"checkpoint: non-finite values (NaN or inf) in {bad} of {path}")
     return arrays
+
+
+def _config_and_vocabs(index: dict, index_path: str) -> tuple:
+    try:
+        config = ModelConfig.from_dict(index.get("model"))
+        src_vocab, tgt_vocab = (Vocab.from_dict(index.get(k)) for k in ("src_vocab", "tgt_vocab"))
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint: {index_path} has a bad model or vocabulary entry ({e})") from None
+    if (config.src_vocab, config.tgt_vocab) != (len(src_vocab), len(tgt_vocab)):
+        raise CheckpointError(f"checkpoint: {index_path}: vocabulary sizes {len(src_vocab)}/{len(tgt_vocab)} "
+                              f"do not match the model's {config.src_vocab}/{config.tgt_vocab}")
+    return config, src_vocab, tgt_vocab
 
 
 def load_checkpoint(path) -> tuple:
@@ -137,31 +184,25 @@ def load_checkpoint(path) -> tuple:
     weights file). Raises ``CheckpointError`` when anything does not fit."""
     index_path = _index_path(path)
     index = _read_index(index_path, path)
-    try:
-        config = ModelConfig.from_dict(index["model"])
-        src_vocab, tgt_vocab = Vocab.from_dict(index["src_vocab"]), Vocab.from_dict(index["tgt_vocab"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"checkpoint: {index_path} has a bad model or vocabulary entry ({e})") from None
-    if (config.src_vocab, config.tgt_vocab) != (len(src_vocab), len(tgt_vocab)):
-        raise CheckpointError(f"checkpoint: vocabulary sizes {len(src_vocab)}/{len(tgt_vocab)} "
-                              f"do not match the model's {config.src_vocab}/{config.tgt_vocab}")
-    arrays = _load_arrays(index, os.path.dirname(index_path), "weights")
-    not_float = sorted(k for k, a in arrays.items() if a.dtype.kind != "f")
-    if not_float:
-        raise CheckpointError(f"checkpoint: non-float arrays {not_float} in the weights file")
-    model = Seq2Seq(config, np.random.default_rng(0))
+    config, src_vocab, tgt_vocab = _config_and_vocabs(index, index_path)
+    model = Seq2Seq(config, np.random.default_rng(0))  # sizes are capped by ModelConfig
+    expected = {k: (v.shape, "f") for k, v in model.state_dict().items()}
+    arrays = _load_arrays(index, os.path.dirname(index_path), "weights", expected)
     try:
         model.load_state_dict(arrays)
     except ValueError as e:
-        raise CheckpointError(f"checkpoint: the weights do not fit the model ({e})") from None
+        raise CheckpointError(f"checkpoint: the weights in {index_path} do not fit the model ({e})") from None
     return model, src_vocab, tgt_vocab, index
 
 
-def load_optimizer_state(path) -> dict:
-    """The optimizer arrays of a checkpoint (for ``--resume``)."""
+def load_optimizer_state(path, optimizer) -> dict:
+    """The optimizer arrays of a checkpoint (for ``--resume``), checked by name, shape and
+    dtype against ``optimizer.state_dict()`` before they are read."""
+    expected = {k: (np.shape(v), "iu" if np.asarray(v).dtype.kind in "iu" else "f")
+                for k, v in optimizer.state_dict().items()}
     index_path = _index_path(path)
     index = _read_index(index_path, path)
     if "optimizer" not in index:
         raise CheckpointError(f"checkpoint: {index_path} holds no optimizer state (it was not "
                               "saved by training), so it cannot be resumed")
-    return _load_arrays(index, os.path.dirname(index_path), "optimizer")
+    return _load_arrays(index, os.path.dirname(index_path), "optimizer", expected)

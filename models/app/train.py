@@ -34,7 +34,8 @@ import minigrad as mg
 from minigrad import optim
 
 from models.app import checkpoint as ckpt
-from models.app.data import TaskData, make_task
+from models.app.checks import MAX_LEN, check_data_size, check_state, is_int, is_real, need
+from models.app.data import TASKS, TaskData, make_task
 from models.app.schedule import SCHEDULES, BestWeights, learning_rate
 from models.vocab import pad_batch
 from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
@@ -62,27 +63,31 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self):
-        """Refuse settings that would crash later, train nothing, or never stop."""
-        def need(ok: bool, what: str, value) -> None:
-            if not ok:
-                raise ValueError(f"TrainConfig: {what}, got {value!r}")
-        is_int = lambda v: isinstance(v, (int, np.integer)) and not isinstance(v, bool)
-        for name in ("n_train", "n_val", "batch_size", "epochs"):
+        """Refuse settings that would crash later, train nothing, never stop, or not fit in
+        memory (a config may also come from a checkpoint anyone wrote)."""
+        who = "TrainConfig"
+        need(self.task in TASKS, who, f"task must be one of {sorted(TASKS)}", self.task)
+        for name in ("n_train", "n_val", "batch_size", "epochs", "min_len", "max_len"):
             v = getattr(self, name)
-            need(is_int(v) and v >= 1, f"{name} must be a positive int", v)
-        need(is_int(self.min_epochs) and self.min_epochs >= 0, "min_epochs must be an int >= 0",
+            need(is_int(v) and v >= 1, who, f"{name} must be a positive int", v)
+        need(self.max_len <= MAX_LEN, who, f"max_len must be <= {MAX_LEN}", self.max_len)
+        need(is_int(self.min_epochs) and self.min_epochs >= 0, who, "min_epochs must be an int >= 0",
              self.min_epochs)
-        need(is_int(self.seed) and self.seed >= 0, "seed must be an int >= 0", self.seed)
-        need(np.isfinite(self.lr) and self.lr > 0, "lr must be a finite number > 0", self.lr)
-        need(self.schedule in SCHEDULES, f"schedule must be one of {SCHEDULES}", self.schedule)
-        need(self.clip > 0, "clip (the max gradient norm) must be > 0 (inf: no clipping)",
-             self.clip)
-        need(0 <= self.teacher_forcing <= 1, "teacher_forcing must be in [0, 1]",
-             self.teacher_forcing)
-        need(self.target >= 0, "target must be >= 0 (above 1: never stop early)", self.target)
+        need(is_int(self.seed) and self.seed >= 0, who, "seed must be an int >= 0", self.seed)
+        need(is_real(self.lr) and 0 < self.lr < math.inf, who, "lr must be a finite number > 0", self.lr)
+        need(self.schedule in SCHEDULES, who, f"schedule must be one of {SCHEDULES}", self.schedule)
+        need(is_real(self.clip) and self.clip > 0, who,
+             "clip (the max gradient norm) must be > 0 (inf: no clipping)", self.clip)
+        need(is_real(self.teacher_forcing) and 0 <= self.teacher_forcing <= 1, who,
+             "teacher_forcing must be in [0, 1]", self.teacher_forcing)
+        need(is_real(self.target) and self.target >= 0, who,
+             "target must be >= 0 (above 1: never stop early)", self.target)
+        check_data_size(self.n_train + self.n_val, self.max_len)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
+        if not isinstance(d, dict):
+            raise ValueError(f"TrainConfig: expected a dict of settings, got {type(d).__name__}")
         return cls(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}})
 
 
@@ -146,18 +151,29 @@ class Trainer:
                                        "it has no training state to resume")
         try:
             config = TrainConfig.from_dict(index["train"])
-            state = TrainState(**index["state"])
+            data = make_task(config.task, seeds(config.seed)[0], config.n_train, config.n_val,
+                             config.min_len, config.max_len)
+            n_batches = -(-len(data.train) // config.batch_size)
+            state = TrainState(**check_state(index["state"], n_batches, config.epochs))
             rng = np.random.default_rng()
             rng.bit_generator.state = state.rng
-        except (KeyError, TypeError, ValueError) as e:
-            raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad training state ({e!r})") from None
-        data = make_task(config.task, seeds(config.seed)[0], config.n_train, config.n_val,
-                         config.min_len, config.max_len)
+            if state.epoch_rng is not None:  # checked now, used when the epoch is redrawn
+                np.random.default_rng().bit_generator.state = state.epoch_rng
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
+            raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad training state ({e})") from None
         trainer = cls(model, data, config, rng, state)
-        trainer.optimizer.load_state_dict(ckpt.load_optimizer_state(folder))
+        try:
+            trainer.optimizer.load_state_dict(ckpt.load_optimizer_state(folder, trainer.optimizer))
+        except ckpt.CheckpointError:
+            raise
+        except ValueError as e:
+            raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad optimizer state ({e})") from None
         best = os.path.join(os.fspath(folder), BEST)
         if state.best and os.path.exists(best):
-            trainer.best = BestWeights(state.best["val_exact"], state.best["epoch"], mg.load(best))
+            try:
+                trainer.best = BestWeights(state.best["val_exact"], state.best["epoch"], mg.load(best))
+            except (KeyError, TypeError, ValueError) as e:
+                raise ckpt.CheckpointError(f"checkpoint: {best}: bad best weights ({e})") from None
         return trainer
 
     def save(self, folder) -> str:

@@ -66,7 +66,7 @@ def test_saving_again_replaces_the_files_atomically(saved):
     idx = index(folder)
     assert idx["weights"] != first and not (folder / first).exists()
     assert sorted(os.listdir(folder)) == sorted(["checkpoint.json", idx["weights"], idx["optimizer"]])
-    assert set(load_optimizer_state(folder)) == set(opt.state_dict())
+    assert set(load_optimizer_state(folder, opt)) == set(opt.state_dict())
     save_checkpoint(folder, model, SRC, TGT, optimizer=opt, step=5)  # the same step twice
     assert load_checkpoint(folder)[0].config == model.config
 
@@ -180,7 +180,7 @@ def test_bad_model_entries(saved):
 def test_model_only_checkpoint_cannot_be_resumed(saved):
     folder, _ = saved
     with pytest.raises(CheckpointError, match="no optimizer state"):
-        load_optimizer_state(folder)
+        load_optimizer_state(folder, optim.Adam(tiny_model().parameters()))
 
 
 def test_a_model_only_checkpoint_or_a_bad_state_cannot_be_resumed(saved):

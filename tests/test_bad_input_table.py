@@ -1,0 +1,203 @@
+"""Bad input, answered in one line: one table of (case, what to do, expected message fragment).
+
+Each case does one thing a hostile or careless user does -- tampers with a checkpoint, passes
+a nonsense optimizer argument, feeds attention an empty source, asks the CLI for unbounded
+work -- and must raise (or, for the CLI, print) exactly one line that contains the fragment:
+no traceback, no NaN, no ``AttributeError`` from deep inside.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import math
+import os
+import shutil
+import zipfile
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad import functional as F
+from minigrad import optim
+from models.app.checkpoint import load_checkpoint
+from models.app.train import TrainConfig, Trainer
+
+TINY = dict(embed=4, hidden=4, dec_hidden=4, attn=4)
+TINY_RUN = TrainConfig(task="copy", n_train=64, n_val=8, batch_size=16, epochs=2, min_len=3,
+                       max_len=5)
+
+
+@pytest.fixture(scope="module")
+def run_folder(tmp_path_factory):
+    """A run stopped after 2 of 4 batches of its first epoch (so it has running sums)."""
+    folder = tmp_path_factory.mktemp("run") / "run"
+    Trainer.create(TINY_RUN, TINY).run(log=lambda s: None, folder=folder, max_steps=2)
+    return folder
+
+
+# ---- helpers that tamper with a checkpoint ------------------------------------------------
+
+def read_index(folder) -> dict:
+    return json.loads((folder / "checkpoint.json").read_text())
+
+
+def write_index(folder, index) -> None:
+    (folder / "checkpoint.json").write_text(json.dumps(index))
+
+
+def edit(section, **changes):
+    """A case that sets fields of one section of checkpoint.json and resumes."""
+    def case(folder):
+        index = read_index(folder)
+        index[section].update(changes)
+        write_index(folder, index)
+        Trainer.resume(folder)
+    return case
+
+
+def set_entry(key, value):
+    def case(folder):
+        index = read_index(folder)
+        index[key] = value
+        write_index(folder, index)
+        Trainer.resume(folder)
+    return case
+
+
+def npy_bytes(array=None, header: dict | None = None, data: bytes = b"") -> bytes:
+    """A .npy member: a real array, or a forged header followed by ``data``."""
+    f = io.BytesIO()
+    if array is not None:
+        np.save(f, array)
+        return f.getvalue()
+    np.lib.format.write_array_header_1_0(f, header)
+    return f.getvalue() + data
+
+
+def rewrite_npz(folder, kind: str, change) -> None:
+    """Rewrite ``kind``'s npz through ``change(members: {filename: bytes})`` and fix its
+    digest, so that the loader gets past the digest to the content checks."""
+    index = read_index(folder)
+    path = folder / index[kind]
+    with zipfile.ZipFile(path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    change(members)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+    index[kind + "_sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    write_index(folder, index)
+
+
+def npz_case(kind, change, loader="resume"):
+    def case(folder):
+        rewrite_npz(folder, kind, change)
+        Trainer.resume(folder) if loader == "resume" else load_checkpoint(folder)
+    return case
+
+
+def drop_digest(folder):
+    index = read_index(folder)
+    del index["weights_sha256"]
+    write_index(folder, index)
+    load_checkpoint(folder)
+
+
+def deep_json(folder):
+    (folder / "checkpoint.json").write_text("[" * 200_000 + "]" * 200_000)
+    load_checkpoint(folder)
+
+
+def not_a_zip(folder):
+    index = read_index(folder)
+    (folder / index["weights"]).write_bytes(b"\x80\x04 not a zip, maybe a pickle")
+    index["weights_sha256"] = hashlib.sha256(b"\x80\x04 not a zip, maybe a pickle").hexdigest()
+    write_index(folder, index)
+    load_checkpoint(folder)
+
+
+def load_npz(tmp, members: dict, **kw):
+    path = tmp / "x.npz"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, raw in members.items():
+            z.writestr(name, raw)
+    mg.load(path, **kw)
+
+
+BIG_HEADER = {"descr": "<f8", "fortran_order": False, "shape": (10 ** 12,)}
+INFLATES = {"descr": "<f8", "fortran_order": False, "shape": (8 << 20,)}  # 64 MiB of zeros
+first_weight = lambda m: next(n for n in m if n.endswith(".npy"))
+t_member = lambda value: lambda m: m.__setitem__("t.npy", npy_bytes(np.array(value)))
+p = lambda *shape: mg.tensor(np.ones(shape), requires_grad=True)
+
+
+def with_grad(x, g):
+    x.grad = np.asarray(g, dtype=float)
+    return [x]
+
+
+CASES = [
+    # ---- 3. checkpoints ------------------------------------------------------------------
+    ("digest removed", drop_digest, "no weights_sha256 digest"),
+    ("non-array npz member", npz_case("weights", lambda m: m.__setitem__("note.txt", b"hi"),
+                                      "load"), "'note.txt' is not an array"),
+    ("header claims 1e12 elements", npz_case("weights", lambda m: m.__setitem__(
+        first_weight(m), npy_bytes(header=BIG_HEADER)), "load"), "above the limit"),
+    ("hidden 200000", edit("model", hidden=200_000), "hidden must be an int in 1..1024"),
+    ("hidden true", edit("model", hidden=True), "hidden must be an int in 1..1024"),
+    ("model is a list", set_entry("model", [1, 2]), "expected a dict of fields, got list"),
+    ("vocab is a list", set_entry("src_vocab", ["a"]), "Vocab.from_dict: expected"),
+    ("deeply nested JSON", deep_json, "nested too deeply"),
+    ("reset_after []", edit("model", reset_after=[]), "reset_after must be true or false"),
+    ("input_feeding 'no'", edit("model", input_feeding="no"), "input_feeding must be true or false"),
+    ("state batch 1e9", edit("state", batch=10 ** 9), "batch must be an int in 0..4"),
+    ("state epoch -5", edit("state", epoch=-5), "epoch must be an int in 0..2"),
+    ("state sums missing", edit("state", sums={}), "needs epoch_rng and sums"),
+    ("state rng garbage", edit("state", rng={"bit_generator": "nope"}), "bad training state"),
+    ("train config a list", set_entry("train", []), "expected a dict of settings"),
+    ("train lr 'fast'", edit("train", lr="fast"), "lr must be a finite number > 0"),
+    ("optimizer step -5", npz_case("optimizer", t_member(-5)), "step count t must be an int >= 0"),
+    ("optimizer step float", npz_case("optimizer", t_member(2.5)), "non-float array t"),
+    ("not an npz (no allow_pickle hint)", not_a_zip, "not a zip file"),
+    ("minigrad.load: non-array member", lambda tmp: load_npz(tmp, {"a.npy": npy_bytes(np.ones(2)),
+                                                                 "b": b"x"}), "'b' is not an array"),
+    ("minigrad.load: size limit", lambda tmp: load_npz(tmp, {"a.npy": npy_bytes(np.ones(300))},
+                                                       max_bytes=1000), "above the limit"),
+    ("minigrad.load: inflates past the limit", lambda tmp: load_npz(
+        tmp, {"a.npy": npy_bytes(header=INFLATES, data=bytes(8 << 20))}, max_bytes=1 << 20),
+     "above the limit"),
+    # ---- 4. complex, bool, int-only linear, optimizer arguments -------------------------
+    ("complex tensor", lambda tmp: mg.tensor(np.ones(2, complex)), "complex"),
+    ("complex operand", lambda tmp: p(2) * np.array([1 + 1j, 2]), "complex values are not supported"),
+    ("bool + bool", lambda tmp: mg.tensor([True]) + mg.tensor([False]), "add: arithmetic on bool"),
+    ("bool - bool", lambda tmp: mg.tensor([True]) - mg.tensor([False]), "sub: arithmetic on bool"),
+    ("-bool", lambda tmp: -mg.tensor([True]), "neg: arithmetic on bool"),
+    ("int-only linear", lambda tmp: F.linear(np.ones((2, 3), int), np.ones((4, 3), int)),
+     "linear: weight must be a float tensor"),
+    ("clip max_norm -1", lambda tmp: optim.clip_grad_norm(with_grad(p(2), [3, 4]), -1.0), "max_norm"),
+    ("clip max_norm nan", lambda tmp: optim.clip_grad_norm(with_grad(p(2), [3, 4]), math.nan),
+     "max_norm"),
+    ("SGD lr nan", lambda tmp: optim.SGD([p(2)], lr=math.nan), "lr must be a number"),
+    ("SGD lr -1", lambda tmp: optim.SGD([p(2)], lr=-1.0), "lr must be a number"),
+    ("Adam lr inf", lambda tmp: optim.Adam([p(2)], lr=math.inf), "lr must be a number"),
+    ("Adam eps 0", lambda tmp: optim.Adam([p(2)], eps=0.0), "eps must be a number in (0"),
+    ("Adam beta2 1", lambda tmp: optim.Adam([p(2)], betas=(0.9, 1.0)), "beta2 must be a number in [0, 1)"),
+    ("Adam beta1 -0.1", lambda tmp: optim.Adam([p(2)], betas=(-0.1, 0.9)), "beta1"),
+    ("Adam state t -3", lambda tmp: optim.Adam([p(2)]).load_state_dict(
+        {"t": np.array(-3), "m.0": np.zeros(2), "v.0": np.zeros(2)}), "t must be an int >= 0"),
+]
+
+
+@pytest.mark.parametrize("action, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_gives_one_line(action, fragment, run_folder, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(run_folder, folder)
+    target = folder if action.__code__.co_varnames[:1] == ("folder",) else tmp_path
+    with pytest.raises((ValueError, TypeError, FloatingPointError)) as e:
+        action(target)
+    message = str(e.value)
+    assert fragment in message and "\n" not in message, message
+    assert "allow_pickle" not in message
