@@ -17,6 +17,7 @@ Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic`` an
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from minigrad.exercises.catalog import Exercise, all_exercises, find
@@ -27,9 +28,25 @@ STUBS = Path(__file__).parent / "stubs"
 
 def copy_stubs(directory) -> tuple:
     """Copy every stub into ``directory`` (made if missing); an existing file is never
-    overwritten. Returns (copied, kept): the file names of each kind."""
+    overwritten. Returns (copied, kept): the file names of each kind.
+
+    ``directory`` must be a folder that is empty or holds only exercise files (an earlier
+    ``start``: running it again adds new stubs and keeps the learner's work); a file, a
+    folder of other things or one that cannot be written raises a one-line ValueError.
+    """
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"start: {directory} is a file, not a folder: name a new folder")
+    files = {e.file for e in all_exercises()}
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        others = sorted(n for n in os.listdir(directory) if n not in files and n != "__pycache__")
+    except OSError as e:
+        raise ValueError(f"start: cannot create {directory} ({e.strerror or e})") from None
+    if others:
+        shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
+        raise ValueError(f"start: {directory} already holds other files ({shown}): name a new "
+                         f"or empty folder (or one made by start)")
     copied, kept = [], []
     for e in all_exercises():
         try:
@@ -38,6 +55,9 @@ def copy_stubs(directory) -> tuple:
             copied.append(e.file)
         except FileExistsError:
             kept.append(e.file)
+        except OSError as err:
+            raise ValueError(f"start: cannot write {directory / e.file} "
+                             f"({err.strerror or err})") from None
     return copied, kept
 
 

@@ -23,7 +23,11 @@ def cmd_list(args) -> int:
 
 
 def cmd_start(args) -> int:
-    copied, kept = copy_stubs(args.dir)
+    try:
+        copied, kept = copy_stubs(args.dir)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     folder = Path(args.dir)
     if copied:
         print(f"copied {len(copied)} stub(s) into {folder}: {', '.join(copied)}")

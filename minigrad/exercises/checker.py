@@ -5,25 +5,29 @@ seed) the checker draws g = dL/d out, defines L(inputs) = Σ g ⊙ forward(input
 compares the learner's ``name_vjp(g, *inputs, **constants)`` with
 ``minigrad.gradcheck.numerical_grad(L, inputs)``, input by input, element by element.
 
-The learner's code runs under a time limit (``TIMEOUT`` seconds to load the file, and per
-input), so an endless loop is reported rather than hanging ``check`` or ``list``; and a
-``sys.exit()`` in it is a failure like any other exception, not a silent exit.
+A learner's file runs in a child process (``child.py`` starts ``sandbox.py``), which only
+returns the VJP's outputs for the inputs chosen here; the numeric gradients and the verdict
+are computed in this process, so nothing in the learner's file -- patching the checker,
+``os._exit``, closing streams, catching ``BaseException`` in a loop -- can fake a pass. The
+child gets ``TIMEOUT`` seconds to load the file and per input, then is killed; a crash, an
+exit, a hang or unreadable output is that exercise's failure, with a one-line reason.
+``check_function`` runs a function in this process (for trusted code: the reference
+solutions), under the same limit (SIGALRM).
 """
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
-import traceback
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 import minigrad as mg
-from minigrad.exercises import diagnose
+from minigrad.exercises import child, diagnose
 from minigrad.exercises.catalog import Exercise
+from minigrad.exercises.sandbox import where
 from minigrad.gradcheck import numerical_grad
 from minigrad.tensor import Tensor
 
@@ -104,71 +108,92 @@ class Report:
 
 # ---- running ---------------------------------------------------------------------------------
 
+def _cases(exercise: Exercise) -> list:
+    """[(inputs, constants, g)]: the cases drawn from the exercise's seed, each with its g."""
+    rng = np.random.default_rng(exercise.seed)
+    out = []
+    for inputs, constants in exercise.cases(rng):
+        with mg.no_grad():
+            forward = exercise.forward(*[Tensor(x) for x in inputs.values()], **constants).data
+        out.append((inputs, constants, rng.standard_normal(forward.shape)))
+    return out
+
+
 def check_file(exercise: Exercise, directory: Path) -> Report:
-    """Load ``directory/<exercise file>`` and check its VJP."""
+    """Run ``directory/<exercise file>`` in a child process (``sandbox.py``) and judge the
+    gradients it returns against this process's own central differences."""
     path = Path(directory) / exercise.file
-    if not path.exists():
+    if not path.is_file():
         return Report(exercise, path, "no file",
                       f"no {exercise.file} in {directory}: copy the stubs there with "
                       f"`python -m minigrad.exercises start {directory}`")
-    module = types.ModuleType(f"_learner_{exercise.name}")
-    module.__file__ = str(path)
-    try:  # compiled from source every time: no stale bytecode, no __pycache__ in their folder
-        with time_limit(TIMEOUT):
-            exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)
-    except TookTooLong:
-        return Report(exercise, path, "broken", f"could not load {path.name}: it {_too_long()}")
-    except (Exception, SystemExit) as err:  # a learner's file may fail in any way: say so kindly
-        return Report(exercise, path, "broken", f"could not load {path.name}: {_where(err, path)}")
-    vjp = getattr(module, exercise.function, None)
-    if not callable(vjp):
+    cases = _cases(exercise)
+    outcomes, trouble = child.run(path, exercise.function, cases, TIMEOUT)
+    if not outcomes or "loaded" not in outcomes[0]:
+        why = (outcomes[0]["error"] if outcomes and "error" in outcomes[0] else
+               f"it {trouble}" if trouble else "it ended the checker's process")
+        return Report(exercise, path, "broken", f"could not load {path.name}: {why}")
+    if not outcomes[0]["loaded"]:
         return Report(exercise, path, "broken",
                       f"{path.name} has no function {exercise.function}(g, ...): keep the "
                       f"stub's name and signature")
-    return check_function(exercise, vjp, path)
+    names = list(cases[0][0]) if cases else []
+    results = [child.decode(o) for o in outcomes[1:]]
+    results = [(r[0], r[1], [names[k] if 0 <= k < len(names) else "g" for k in r[2]])
+               if r[0] == "result" else r for r in results]
+    if len(results) < len(cases):  # the child died, hung or was killed during this case
+        results.append(("error", f"{exercise.function} {trouble or 'ended the process'} "
+                                 f"(the other inputs were not run)"))
+    return _verdict(exercise, path, cases, results)
 
 
 def check_function(exercise: Exercise, vjp, path: Path | None = None) -> Report:
-    """Check the function ``vjp`` on every case of ``exercise``."""
-    report = Report(exercise, path, "done")
-    rng = np.random.default_rng(exercise.seed)
-    for number, (inputs, constants) in enumerate(exercise.cases(rng), start=1):
-        with mg.no_grad():
-            out = exercise.forward(*[Tensor(x) for x in inputs.values()], **constants).data
-        g = rng.standard_normal(out.shape)
-        case = CaseResult(number, {k: x.shape for k, x in inputs.items()})
-        mine = {k: x.copy() for k, x in inputs.items()}
-        mine_g = g.copy()
+    """Check the function ``vjp`` on every case of ``exercise``, in this process (for code
+    you trust, such as the reference solutions; a learner's file goes through ``check_file``)."""
+    cases, results = _cases(exercise), []
+    for inputs, constants, g in cases:
+        mine, mine_g = [x.copy() for x in inputs.values()], g.copy()
         try:
             with time_limit(TIMEOUT):
-                result = vjp(mine_g, *mine.values(), **_copies(constants))
+                result = vjp(mine_g, *mine, **_copies(constants))
         except TookTooLong:  # the other inputs would take as long: stop here
-            case.error = f"{exercise.function} {_too_long()} (the other inputs were not run)"
-            report.cases.append(case)
+            results.append(("error", f"{exercise.function} {_too_long()} "
+                                     f"(the other inputs were not run)"))
             break
         except (Exception, SystemExit) as err:  # the learner's code: where it failed, no traceback
-            result, case.error = (), f"{exercise.function} raised {_where(err, path)}"
-        if result is None and number == 1:
+            results.append(("error", f"{exercise.function} raised {where(err, path)}"))
+            continue
+        changed = [k for k, a, b in zip(inputs, inputs.values(), mine)
+                   if not np.array_equal(a, b, equal_nan=True)]
+        results.append(("result", result, changed + ["g"] * (not np.array_equal(mine_g, g))))
+    return _verdict(exercise, path, cases, results)
+
+
+def _verdict(exercise: Exercise, path, cases: list, results: list) -> Report:
+    """The report from each case's outcome: ("error", text) or ("result", value, changed)."""
+    report = Report(exercise, path, "done")
+    for number, ((inputs, constants, g), outcome) in enumerate(zip(cases, results), start=1):
+        if outcome[0] == "result" and outcome[1] is None and number == 1:
             report.status = "not implemented"
             report.message = _none_message(exercise, path)
             return report
+        case = CaseResult(number, {k: x.shape for k, x in inputs.items()})
         report.cases.append(case)
-        if case.error:
+        if outcome[0] == "error":
+            case.error = outcome[1]
             continue
+        _, result, changed = outcome
         if result is None:
             case.error = "returned None for this input: a branch without a `return`?"
             continue
-        numeric = _numeric(exercise, inputs, constants, g)
         grads = _as_list(result, exercise.args)
         if isinstance(grads, str):
             case.error = grads
             continue
-        changed = [k for k in mine if not np.array_equal(mine[k], inputs[k], equal_nan=True)]
-        changed += ["g"] * (not np.array_equal(mine_g, g))
         case.side_effects = [f"your VJP changed {k} in place (e.g. `{k} *= ...`); a VJP must "
                              f"change nothing -- the engine reuses its inputs: compute into "
                              f"new arrays" for k in changed]
-        truth = dict(zip(exercise.args, numeric))
+        truth = dict(zip(exercise.args, _numeric(exercise, inputs, constants, g)))
         case.results = [_judge(exercise, k, a, truth, g, inputs, constants)
                         for k, a in zip(exercise.args, grads)]
     if any(not c.ok for c in report.cases):
@@ -209,11 +234,18 @@ def _judge(exercise, name, a, truth, g, inputs, constants) -> InputResult:
     if a is None:
         r.diagnosis = f"d{name} is None: return an array of shape {n.shape}"
         return r
-    try:
-        a = np.asarray(a, dtype=np.float64)
-    except (TypeError, ValueError):
-        r.diagnosis = f"d{name} is not an array of numbers ({type(a).__name__})"
+    if isinstance(a, child.NotAnArray):
+        r.diagnosis = f"d{name} is not an array of numbers ({a.type_name})"
         return r
+    try:
+        a = np.asarray(a)
+    except (TypeError, ValueError):
+        a = np.asarray(None)
+    if a.dtype.kind not in "biuf":  # complex: an imaginary part must not be dropped silently
+        r.diagnosis = (f"d{name} is not an array of real numbers (dtype {a.dtype}); a "
+                       f"gradient of a real loss is real")
+        return r
+    a = a.astype(np.float64)
     r.shape = a.shape
     if a.shape == n.shape:
         rel = diagnose.rel_error(a, n)
@@ -263,19 +295,3 @@ def _none_message(exercise, path) -> str:
         return f"not implemented yet: write the body of {exercise.function}{where}"
     return (f"not implemented yet? {exercise.function}{where} returned None -- did you forget "
             f"the `return`?")
-
-
-def _where(err: BaseException, path: Path | None) -> str:
-    """``Type: message`` plus the line of the learner's file where it happened."""
-    if isinstance(err, SyntaxError):
-        return (f"SyntaxError: {err.msg}\n  at {Path(err.filename or '?').name} line "
-                f"{err.lineno}: {(err.text or '').strip()}")
-    text = "".join(traceback.format_exception_only(type(err), err)).strip()
-    if isinstance(err, SystemExit):
-        text = f"SystemExit: sys.exit({err.code!r}) would end the checker; remove it"
-    frames = traceback.extract_tb(err.__traceback__)
-    mine = [f for f in frames if path is not None and Path(f.filename).resolve() == path.resolve()]
-    if mine:
-        f = mine[-1]
-        text += f"\n  at {Path(f.filename).name} line {f.lineno}: {f.line}"
-    return text
