@@ -18,7 +18,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import time
 import warnings
@@ -39,8 +41,8 @@ from models.app.compare_models import (ModelsConfig, attention_maps, compare_mod
                                        models_table)
 from models.app.pictures import (alignment_svg, alignment_text, by_length_svg, by_length_table,
                              by_length_text, curves_svg, heads_svg, heads_text)
-from models.app.runs import (free_name, fresh_folder, holds_checkpoint, stop_on_ctrl_c,
-                         writable_folder)
+from models.app.runs import (foreign_files, free_name, fresh_folder, holds_checkpoint, run_lock,
+                         stop_on_ctrl_c, writable_folder)
 from models.seq2seq import DECODERS, DTYPES
 from models.app.train import Trainer, TrainConfig, fmt_time
 
@@ -175,27 +177,36 @@ def _model_config(a) -> dict:
 
 
 def _fresh(base: str) -> str:
-    """A new folder for a run: ``base``, or ``base-2`` … when ``base`` is in use (kept)."""
+    """A new folder for a run, created by this call: ``base``, or ``base-2`` … (kept)."""
     out = fresh_folder(base)
     if out != os.path.normpath(base):
-        what = "an earlier run" if holds_checkpoint(base) else "other files"
+        what = "an earlier run" if holds_checkpoint(base) else "other files (or another run)"
         print(f"{base} already holds {what} (kept); this run writes into {out}")
     return writable_folder(out)
 
 
 def _train_folder(a) -> str:
-    """The folder for a new run: never one that holds a checkpoint, unless --overwrite."""
+    """The folder for a new run (created; the caller locks it, then ``_check_out``)."""
     if a.out is None:
         if a.overwrite:
             raise ValueError("train: --overwrite replaces the checkpoint in --out DIR: name it")
         return _fresh(os.path.join("runs", a.task))
-    if holds_checkpoint(a.out):
-        if not a.overwrite:
-            raise ValueError(f"train: {a.out} already holds a checkpoint. To continue that "
-                             f"run: --resume {a.out}; to replace it: --overwrite; or choose "
-                             "another --out")
-        print(f"--overwrite: the checkpoint in {a.out} is replaced when this run saves its first")
     return writable_folder(a.out)
+
+
+def _check_out(a, out: str) -> None:
+    """Under the folder's lock: never a checkpoint unless --overwrite, never the user's files."""
+    if holds_checkpoint(out) and a.out is not None:
+        if not a.overwrite:
+            raise ValueError(f"train: {out} already holds a checkpoint. To continue that "
+                             f"run: --resume {out}; to replace it: --overwrite; or choose "
+                             "another --out")
+        print(f"--overwrite: the checkpoint in {out} is replaced when this run saves its first")
+    others = foreign_files(out)
+    if others:
+        shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
+        raise ValueError(f"train: {out} holds files a run does not write ({shown}); a run "
+                         "never replaces them: choose a new or empty --out folder")
 
 
 def _train(trainer: Trainer, out: str, time_limit=None) -> None:
@@ -226,27 +237,33 @@ def cmd_train(a) -> None:
             raise ValueError(f"train: --resume continues {a.resume} with the settings it was saved "
                              f"with, so {ignored} would be ignored: drop it (or start a new run "
                              "with --out NEW_DIR)")
-        trainer = Trainer.resume(a.resume)
-        out, st = a.resume, trainer.state
-        if st.done:
-            print(f"{out} holds a finished run (after epoch {st.epoch}, step {st.step}): "
-                  "nothing to resume")
-            return
-        print(f"resuming {out} at epoch {st.epoch + 1}, step {st.step}")
-    else:
-        cfg = TrainConfig(task=a.task, n_train=a.n_train, n_val=a.n_val, min_len=a.min_len,
-                          max_len=a.max_len, batch_size=a.batch_size, lr=a.lr, clip=a.clip,
-                          epochs=a.epochs, target=a.target, teacher_forcing=a.teacher_forcing,
-                          seed=a.seed, schedule=a.schedule)
-        trainer = Trainer.create(cfg, _model_config(a))
-        out = _train_folder(a)
+        if os.path.isdir(a.resume):
+            writable_folder(a.resume)  # before any work, not at the first checkpoint
+        with run_lock(a.resume) if os.path.isdir(a.resume) else contextlib.nullcontext():
+            trainer = Trainer.resume(a.resume)
+            out, st = a.resume, trainer.state
+            if st.done:
+                print(f"{out} holds a finished run (after epoch {st.epoch}, step {st.step}): "
+                      "nothing to resume")
+                return
+            print(f"resuming {out} at epoch {st.epoch + 1}, step {st.step}")
+            _train(trainer, out, a.time_limit)
+        return
+    cfg = TrainConfig(task=a.task, n_train=a.n_train, n_val=a.n_val, min_len=a.min_len,
+                      max_len=a.max_len, batch_size=a.batch_size, lr=a.lr, clip=a.clip,
+                      epochs=a.epochs, target=a.target, teacher_forcing=a.teacher_forcing,
+                      seed=a.seed, schedule=a.schedule)
+    trainer = Trainer.create(cfg, _model_config(a))
+    out = _train_folder(a)
+    with run_lock(out):
+        _check_out(a, out)
         n = sum(p.size for p in trainer.model.parameters())
         c = trainer.model.config
         what = (f"transformer, {c.layers} layers, {c.heads} heads, d_model {c.d_model}"
                 if c.decoder == "transformer" else f"{c.decoder} decoder, {c.score} score")
         print(f"{a.task}: {len(trainer.data.train)} training and {len(trainer.data.val)} held-out "
               f"pairs; {what}, {n:,} parameters ({c.dtype})")
-    _train(trainer, out, a.time_limit)
+        _train(trainer, out, a.time_limit)
 
 
 def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0.6,
@@ -286,6 +303,8 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
 def cmd_translate(a) -> None:
     if not 0 <= a.beam <= MAX_BEAM:
         raise ValueError(f"translate: --beam must be 1..{MAX_BEAM} (or 0 for greedy), got {a.beam}")
+    if a.svg:
+        writable_folder(a.svg)  # a file, or a folder that cannot be written: before decoding
     model, src_vocab, tgt_vocab, index = load_checkpoint(a.checkpoint)
     is_dates = index.get("task") == "dates"
     if a.month_first and not is_dates:
@@ -311,6 +330,11 @@ def cmd_demo(a) -> None:
                       schedule="cosine")
     trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
     out = _fresh(a.out)
+    with run_lock(out):
+        _demo(a, trainer, out, started)
+
+
+def _demo(a, trainer, out, started) -> None:
     print("Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
           f"dates:\n{len(trainer.data.train)} training pairs such as "
           f"{trainer.data.train[0][0]!r} -> {trainer.data.train[0][1]!r}; "
@@ -396,6 +420,8 @@ def main(argv=None) -> int:
         with blas.threads(a.threads):
             commands[a.command](a)
     except KeyboardInterrupt:
+        with contextlib.suppress(ValueError):  # ValueError: not the main thread
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # more Ctrl-C: we are exiting already
         print("interrupted (Ctrl-C)", file=sys.stderr)
         return 130
     except (CheckpointError, ValueError, FloatingPointError, OSError) as e:

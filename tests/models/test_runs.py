@@ -30,14 +30,12 @@ def digests(folder) -> dict:
 
 # ---------------------------------------------------------------- the helpers
 
-def test_fresh_folder_skips_folders_in_use(tmp_path):
+def test_fresh_folder_claims_a_folder_it_creates(tmp_path):
     base = tmp_path / "runs" / "dates"
     assert fresh_folder(base) == str(base) and base.is_dir()   # created
-    assert fresh_folder(base) == str(base)                      # still empty: reused
-    (base / "checkpoint.json").write_text("{}")
-    (tmp_path / "runs" / "dates-2").write_text("a file, not a folder")
-    assert fresh_folder(base) == str(tmp_path / "runs" / "dates-3")
-    assert fresh_folder(str(base) + "/") == str(tmp_path / "runs" / "dates-3")  # empty again
+    assert fresh_folder(base) == str(base) + "-2"               # empty, but not ours: never reused
+    (tmp_path / "runs" / "dates-3").write_text("a file, not a folder")
+    assert fresh_folder(str(base) + "/") == str(tmp_path / "runs" / "dates-4")
 
 
 def test_free_name_and_writable_folder(tmp_path):

@@ -1,0 +1,138 @@
+"""No run is lost or overwritten, at the level of processes: two ``train`` commands at the same
+moment, on one folder and on the default folder; ``kill -9`` in the middle of a checkpoint
+save, then ``--resume``; a folder with the user's own files; an unwritable resume folder."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from models.app import runs
+from models.app.checkpoint import load_checkpoint
+from models.app.cli import main
+
+REPO = Path(__file__).parent.parent.parent
+TINY = ["--task", "copy", "--n-train", "200", "--n-val", "10", "--epochs", "3", "--embed", "8",
+        "--hidden", "8", "--dec-hidden", "8", "--attn", "8", "--target", "2"]
+
+
+@pytest.fixture(autouse=True)
+def keep_sigint():
+    """main() ignores Ctrl-C once it is exiting after one: give pytest its handler back."""
+    previous = signal.getsignal(signal.SIGINT)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def start(args, cwd):
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, "-m", "models", "train", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def finish(procs):
+    return [(p.wait(timeout=300), *p.communicate()) for p in procs]
+
+
+@pytest.mark.slow
+def test_two_runs_into_one_folder_never_mix(tmp_path):
+    out = tmp_path / "run"
+    results = finish([start([*TINY, "--out", str(out)], tmp_path) for _ in range(2)])
+    codes = sorted(r[0] for r in results)
+    assert codes == [0, 2], results
+    err = next(r[2] for r in results if r[0] == 2)
+    assert len(err.strip().splitlines()) == 1, err
+    assert "is in use by another run (pid" in err or "already holds a checkpoint" in err
+    load_checkpoint(out)
+    assert sorted(os.listdir(out))[0] == "checkpoint.json" and not (out / ".lock").exists()
+
+
+@pytest.mark.slow
+def test_two_runs_without_out_get_two_folders(tmp_path):
+    (tmp_path / "runs" / "copy").mkdir(parents=True)   # an empty folder someone made: not reused
+    results = finish([start(TINY, tmp_path) for _ in range(2)])
+    assert [r[0] for r in results] == [0, 0], results
+    assert sorted(os.listdir(tmp_path / "runs")) == ["copy", "copy-2", "copy-3"]
+    assert os.listdir(tmp_path / "runs" / "copy") == []
+    for name in ("copy-2", "copy-3"):
+        load_checkpoint(tmp_path / "runs" / name)
+
+
+KILL_IN_SAVE = textwrap.dedent("""
+    import os, signal, sys
+    import numpy as np
+    from minigrad import serialization
+    real = serialization.np.savez
+    saves = []
+    def savez(f, **arrays):
+        saves.append(1)
+        if len(saves) == 5:            # the third checkpoint's weights: half written, then kill -9
+            f.write(b"PK half an archive")
+            os.kill(os.getpid(), signal.SIGKILL)
+        real(f, **arrays)
+    serialization.np.savez = savez
+    from models.app.cli import main
+    sys.exit(main(sys.argv[1:]))
+""")
+
+
+@pytest.mark.slow
+def test_kill_9_during_a_checkpoint_save_then_resume(tmp_path):
+    out = tmp_path / "run"
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    killed = subprocess.run([sys.executable, "-c", KILL_IN_SAVE, "train", *TINY, "--out", str(out)],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert any(n.startswith(".tmp-") for n in os.listdir(out))   # what kill -9 leaves behind
+    _, _, _, index = load_checkpoint(out)                        # the last committed one: intact
+    assert index["state"]["epoch"] == 2
+    resumed = subprocess.run([sys.executable, "-m", "models", "train", "--resume", str(out)],
+                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming" in resumed.stdout and load_checkpoint(out)[3]["state"]["done"]
+    assert not [n for n in os.listdir(out) if n.startswith(".tmp-") or n == ".lock"]
+
+
+def test_a_folder_with_the_users_files_is_refused(tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "training.svg").write_text("my own plot")
+    (out / "notes.txt").write_text("mine")
+    assert main(["train", *TINY, "--epochs", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "holds files a run does not write (notes.txt)" in err.replace("training.svg, ", "")
+    assert sorted(os.listdir(out)) == ["notes.txt", "training.svg"]
+    assert (out / "training.svg").read_text() == "my own plot"
+
+
+def test_a_held_folder_is_refused_naming_the_holder(tmp_path, capsys):
+    out = tmp_path / "run"
+    out.mkdir()
+    with runs.run_lock(out):
+        assert main(["train", *TINY, "--epochs", "1", "--out", str(out)]) == 2
+        assert main(["train", "--resume", str(out)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(f"is in use by another run (pid {os.getpid()}" in e for e in err)
+    assert os.listdir(out) == []
+
+
+def test_resume_checks_writability_before_any_work(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    assert main(["train", *TINY, "--epochs", "1", "--out", str(out), "--time-limit", "0"]) == 0
+
+    def unwritable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+    monkeypatch.setattr(runs.tempfile, "TemporaryFile", unwritable)
+    monkeypatch.setattr("models.app.cli.Trainer.resume", lambda *a: pytest.fail("loaded first"))
+    assert main(["train", "--resume", str(out)]) == 2
+    assert f"cannot write into {out} (Permission denied)" in capsys.readouterr().err
+
+
+def test_translate_svg_into_a_file_is_refused_before_decoding(tmp_path, capsys, monkeypatch):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setattr("models.app.cli.load_checkpoint", lambda *a: pytest.fail("decoded first"))
+    assert main(["translate", str(tmp_path), "abc", "--svg", str(tmp_path / "afile")]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
