@@ -101,6 +101,10 @@ class LocalAttention(Module):
             raise ValueError(f"LocalAttention: position {bad:g} is negative: local-m reads "
                              f"around p_t = t, the decoder step t >= 0 (S={S} source positions, "
                              f"0 … {S - 1})")
+        if not np.all(np.isfinite(p) & (p == np.floor(p))):
+            bad = p[~(np.isfinite(p) & (p == np.floor(p)))].flat[0]
+            raise ValueError(f"LocalAttention: position {bad:g} is not an integer: local-m's "
+                             f"p_t = t is a decoder step (S={S} source positions, 0 … {S - 1})")
         return p
 
     def forward(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:

@@ -53,6 +53,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
     if d == 0:  # q kᵀ would be all zeros and / √0 NaN
         raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)} and "
                          f"k {shape_str(k.shape, letters[:-1] + 'S')} have width d = 0")
+    if k.shape[-2] == 0:  # softmax over no keys has no value
+        raise ValueError(f"scaled_dot_product_attention: k {shape_str(k.shape, letters[:-1] + 'S')} "
+                         f"has S = 0: there is no key to attend to")
     scores = (q @ k.swapaxes(-1, -2)) / np.sqrt(d)                   # (B, [h,] T, S)
     T, S = scores.shape[-2:]
     if mask is not None:
@@ -78,7 +81,10 @@ class MultiHeadAttention(Module):
 
     def __init__(self, embed_dim: int, num_heads: int, rng: np.random.Generator | None = None,
                  dtype=np.float64, dropout: float = 0.0):
-        if num_heads < 1 or embed_dim % num_heads:
+        for name, v in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"MultiHeadAttention: {name} must be a positive int, got {v!r}")
+        if embed_dim % num_heads:
             raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be a multiple of "
                              f"num_heads {num_heads}")
         if not 0 <= dropout < 1:
@@ -94,7 +100,8 @@ class MultiHeadAttention(Module):
     def _split(self, x: Tensor) -> Tensor:
         """(B, L, E) -> (B, h, L, d): head i takes columns i·d … (i+1)·d."""
         B, L, _ = x.shape
-        return x.reshape(B, L, self.num_heads, -1).transpose(0, 2, 1, 3)  # (B, h, L, d)
+        d = self.embed_dim // self.num_heads  # not -1: B = 0 or L = 0 leaves -1 undefined
+        return x.reshape(B, L, self.num_heads, d).transpose(0, 2, 1, 3)  # (B, h, L, d)
 
     def project_kv(self, key, value) -> tuple:
         """The heads' keys and values ``(k, v)``, each (B, h, S, d): what a decoder caches."""

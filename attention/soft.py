@@ -21,6 +21,7 @@ import numpy as np
 
 from attention.masking import as_mask
 from attention.shapes import scores_letters, shape_str
+import minigrad as mg
 from minigrad import functional as F
 from minigrad.coerce import pair
 from minigrad.nn import Module
@@ -38,6 +39,8 @@ def _check_read(who: str, scores, values, role: str = "scores") -> bool:
     lead = scores.shape[:-1] if single else scores.shape[:-2]
     if lead != values.shape[:-2] or scores.shape[-1] != values.shape[-2]:
         raise error("batch or source length differs")
+    if values.shape[-2] == 0:
+        raise error("S = 0: there is no source position to attend to")
     return single
 
 
@@ -71,7 +74,16 @@ def _attend(scores, values, mask, single) -> tuple:
     """``attend`` on inputs ``_checked`` has passed."""
     # F.softmax with the mask that as_mask returned is masked_softmax without its second as_mask
     weights = F.softmax(scores, mask=mask)                          # (B, [T,] S)
+    if mask is not None and not np.isfinite(values.data).all():
+        values = mg.where(_unread(mask, values.shape, single)[..., None], 0.0, values)  # (B, S, D)
     return weighted_sum(weights, values), weights                   # (B, [T,] D)
+
+
+def _unread(mask: np.ndarray, values_shape: tuple, single: bool) -> np.ndarray:
+    """(B, [h,] S): True at the positions no query may read. Masked means not read, so inf or
+    NaN in their value vectors must not reach the context as 0 · inf = NaN: they are zeroed."""
+    kept = mask if single else mask.any(axis=-2)                          # (B|1, [h,] S)
+    return np.broadcast_to(~kept, values_shape[:-1])                      # (B, [h,] S)
 
 
 def score_grad(weights, values, context, grad_context) -> np.ndarray:
@@ -117,11 +129,16 @@ def _read(scores, values, mask, single) -> tuple:
     """``read`` on inputs ``_checked`` has passed."""
     a = F.softmax_array(scores.data, -1, mask)                       # (B, [T,] S)
     a3 = a[..., None, :] if single else a                            # (B, T, S)
-    c3 = a3 @ values.data                                            # (B, T, D)
+    h = values.data                                                  # (B, S, D)
+    with np.errstate(invalid="ignore"):
+        c3 = a3 @ h                                                  # (B, T, D)
+    if mask is not None and not np.isfinite(c3).all():  # inf/NaN at a masked position?
+        h = np.where(_unread(mask, h.shape, single)[..., None], 0.0, h)      # (B, S, D)
+        c3 = a3 @ h                                                  # (B, T, D)
     c = c3[..., 0, :] if single else c3                              # (B, [T,] D)
 
     def vjp(g):
-        ge = (_score_grad(a, values.data, c, g, single)               # (B, [T,] S)
+        ge = (_score_grad(a, h, c, g, single)                         # (B, [T,] S)
               if scores.requires_grad else None)
         if not values.requires_grad:
             return ge, None

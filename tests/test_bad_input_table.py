@@ -22,6 +22,7 @@ import pytest
 import minigrad as mg
 from minigrad import functional as F
 from minigrad import optim
+from attention import Attention, DotScore, MultiHeadAttention, read, scaled_dot_product_attention
 from models.app.checkpoint import load_checkpoint
 from models.app.train import TrainConfig, Trainer
 
@@ -134,6 +135,25 @@ t_member = lambda value: lambda m: m.__setitem__("t.npy", npy_bytes(np.array(val
 p = lambda *shape: mg.tensor(np.ones(shape), requires_grad=True)
 
 
+def cli(*argv):
+    """``python -m models ARGV`` in this process: its stderr as the exception, if it failed."""
+    from models.app.cli import main
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        code = main([str(a) for a in argv])
+    if code != 0:
+        raise ValueError(err.getvalue().strip())
+
+
+def translate(*extra):
+    return lambda folder: cli("translate", folder, "123", "--no-heatmap", *extra)
+
+
+def local_m(position):
+    from attention import DotScore, LocalAttention
+    return LocalAttention(DotScore(), window=1)(p(2, 4), p(2, 5, 4), position=position)
+
+
 def with_grad(x, g):
     x.grad = np.asarray(g, dtype=float)
     return [x]
@@ -188,6 +208,26 @@ CASES = [
     ("Adam beta1 -0.1", lambda tmp: optim.Adam([p(2)], betas=(-0.1, 0.9)), "beta1"),
     ("Adam state t -3", lambda tmp: optim.Adam([p(2)]).load_state_dict(
         {"t": np.array(-3), "m.0": np.zeros(2), "v.0": np.zeros(2)}), "t must be an int >= 0"),
+    # ---- 5. attention edge cases ---------------------------------------------------------
+    ("read with S = 0", lambda tmp: read(p(2, 0), p(2, 0, 3)), "read: scores (B=2, S=0) vs values (B=2, S=0, 3): S = 0"),
+    ("Attention with S = 0", lambda tmp: Attention(DotScore())(p(2, 4), p(2, 0, 4)), "Attention: scores (B=2, S=0)"),
+    ("sdpa with S = 0", lambda tmp: scaled_dot_product_attention(p(2, 3, 4), p(2, 0, 4), p(2, 0, 4)),
+     "k (B=2, S=0, 4) has S = 0"),
+    ("MultiHeadAttention(8, 2.0)", lambda tmp: MultiHeadAttention(8, 2.0), "num_heads must be a positive int, got 2.0"),
+    ("local-m position 1.5", lambda tmp: local_m(1.5), "position 1.5 is not an integer"),
+    ("local-m position -1", lambda tmp: local_m(-1), "position -1 is negative"),
+    # ---- 6. bounded work and clean exits --------------------------------------------------
+    ("translate --max-len 1e7", translate("--max-len", 10_000_000), "--max-len must be 1..1000"),
+    ("translate --svg into a file", lambda folder: cli("translate", folder, "1", "--svg",
+                                                        folder / "checkpoint.json"), "is a file, not a folder"),
+    ("train --n-train 1e9", lambda tmp: cli("train", "--n-train", 10 ** 9, "--out", tmp / "o"),
+     "examples need about"),
+    ("train --max-len 1e6", lambda tmp: cli("train", "--task", "copy", "--max-len", 10 ** 6,
+                                            "--out", tmp / "o"), "max_len must be <= 1000"),
+    ("float64 divergence", lambda tmp: cli("train", "--task", "copy", "--n-train", 200, "--n-val", 10,
+                                           "--embed", 8, "--hidden", 8, "--dec-hidden", 8, "--attn", 8,
+                                           "--dtype", "float64", "--lr", 1e4, "--clip", "inf",
+                                           "--out", tmp / "o"), "training diverged"),
 ]
 
 
@@ -199,5 +239,41 @@ def test_bad_input_gives_one_line(action, fragment, run_folder, tmp_path):
     with pytest.raises((ValueError, TypeError, FloatingPointError)) as e:
         action(target)
     message = str(e.value)
-    assert fragment in message and "\n" not in message, message
+    assert fragment in message and "\n" not in message.strip(), message
     assert "allow_pickle" not in message
+
+
+# ---- what must work rather than fail ---------------------------------------------------------
+
+def test_multihead_attention_with_an_empty_batch_gives_empty_results():
+    mha = MultiHeadAttention(8, 2, rng=np.random.default_rng(0))
+    out, weights = mha(p(0, 3, 8), p(0, 5, 8), p(0, 5, 8))
+    assert out.shape == (0, 3, 8) and weights.shape == (0, 2, 3, 5)
+
+
+def _sdpa(scores, values, mask):
+    """scaled_dot_product_attention with one query (2, 1, 3) against fixed keys (2, 4, 3);
+    ``scores`` (2, 4) enters as the query's first row so that it gets a gradient."""
+    keys = mg.tensor(np.random.default_rng(1).normal(size=(2, 4, 3)))
+    return scaled_dot_product_attention(scores[:, :3].reshape(2, 1, 3), keys, values, mask)
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+@pytest.mark.parametrize("fn", ["read", "attend", "sdpa"])
+def test_a_masked_value_vector_with_inf_or_nan_is_not_read(fn, bad):
+    """Masked means not read: the context and every gradient stay finite and equal to those
+    of the same read with that value vector set to 0."""
+    from attention import attend
+    fn = {"read": read, "attend": attend, "sdpa": _sdpa}[fn]
+    rng = np.random.default_rng(0)
+    values, scores = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4))
+    mask = np.array([[True, True, False, True], [True, False, False, True]])
+    results = []
+    for v in (np.where(mask[..., None], values, bad), np.where(mask[..., None], values, 0.0)):
+        s, vt = mg.tensor(scores, requires_grad=True), mg.tensor(v, requires_grad=True)
+        context, _ = fn(s, vt, mask)
+        (context * context).sum().backward()
+        results.append((context.data, s.grad, vt.grad[mask]))
+    for poisoned, clean in zip(*results):
+        assert np.isfinite(poisoned).all()
+        np.testing.assert_allclose(poisoned, clean, atol=1e-12)

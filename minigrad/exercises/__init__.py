@@ -12,8 +12,9 @@ the checker reports as "not implemented yet". The checker compares the learner's
 with central finite differences of the forward (float64) and names classic mistakes.
 
 Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic`` and
-``catalog_attention``, ``catalog_transformer`` (the exercises), ``diagnose`` (patterns of wrong gradients),
-``checker`` (running), ``report`` (text), ``__main__`` (the command line).
+``catalog_attention``, ``catalog_transformer`` (the exercises), ``diagnose`` (patterns of wrong
+gradients), ``checker`` (judging), ``child`` and ``sandbox`` (a learner's file runs in a child
+process with a wall-clock limit), ``report`` (text), ``__main__`` (the command line).
 """
 from __future__ import annotations
 

@@ -48,6 +48,7 @@ from models.app.train import Trainer, TrainConfig, fmt_time
 
 DEMO_DATES = ("Thursday, August 29, 2018", "3rd Mar '95", "12/25/2019", "the 5th of November 1605")
 MAX_BEAM = 1000  # wider beams help nothing here and hold K copies of the decoder state
+MAX_DECODE = 1000  # --max-len: output characters per text (the toy tasks need < 40)
 RESUME_OPTIONS = {"resume", "out", "time_limit"}  # the train options --resume goes with
 
 
@@ -221,6 +222,8 @@ def _train(trainer: Trainer, out: str, time_limit=None) -> None:
     if trainer.state.history or trainer.state.curve:
         curves_svg(trainer.state, os.path.join(out, "training.svg"))
     print(f"checkpoint: {out}  (loss curve: {os.path.join(out, 'training.svg')})")
+    if flag:  # stopped by Ctrl-C, checkpoint written: exit as an interrupted program does
+        raise KeyboardInterrupt
 
 
 def cmd_train(a) -> None:
@@ -303,6 +306,8 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
 def cmd_translate(a) -> None:
     if not 0 <= a.beam <= MAX_BEAM:
         raise ValueError(f"translate: --beam must be 1..{MAX_BEAM} (or 0 for greedy), got {a.beam}")
+    if not 1 <= a.max_len <= MAX_DECODE:
+        raise ValueError(f"translate: --max-len must be 1..{MAX_DECODE}, got {a.max_len}")
     if a.svg:
         writable_folder(a.svg)  # a file, or a folder that cannot be written: before decoding
     model, src_vocab, tgt_vocab, index = load_checkpoint(a.checkpoint)

@@ -43,6 +43,7 @@ from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 POOL = 16   # batches per sorting pool
 CURVE = 25  # steps per point of the loss curve
 BEST = "best-weights.npz"  # in the run folder: the best held-out epoch's weights
+DIVERGED = 25  # a loss per token above DIVERGED · log V (a uniform guess: log V) is divergence
 
 
 @dataclass
@@ -215,6 +216,10 @@ class Trainer:
             loss = masked_cross_entropy(logits, tgt, tgt_mask)          # () mean over real tokens
             self.optimizer.zero_grad()
             loss.backward()
+        limit = DIVERGED * math.log(len(self.data.tgt_vocab))  # a uniform guess scores log V
+        if not loss.item() <= limit:  # float64 rarely overflows: a huge loss says it instead
+            raise FloatingPointError(f"the loss per token is {loss.item():.3g}, far above "
+                                     f"{limit:.3g} = {DIVERGED} × log V")
         optim.clip_grad_norm(self.optimizer.params, self.config.clip)
         self.optimizer.lr = learning_rate(self.state.step, self.total_steps, self.config.lr,
                                           self.config.schedule)
@@ -244,6 +249,7 @@ class Trainer:
         self.model.train()
         started, seconds0 = time.perf_counter(), st.seconds
         last_line, seen = started, 0  # for the progress line: examples seen in this call
+        last_batch = 0.0  # seconds the last batch took
         while st.epoch < cfg.epochs:
             if st.epoch_rng is None:  # a new epoch: remember the generator, draw the batch order
                 st.epoch_rng, st.sums = self.rng.bit_generator.state, {}
@@ -253,8 +259,10 @@ class Trainer:
                 plan = self.epoch_plan()
                 self.rng.bit_generator.state = now
             while st.batch < len(plan):
+                # a batch that would end past the time limit is not started (batches may be slow)
                 if (max_steps is not None and st.step >= max_steps) or should_stop() or (
-                        time_limit is not None and time.perf_counter() - started >= time_limit):
+                        time_limit is not None
+                        and time.perf_counter() - started + last_batch >= time_limit):
                     st.seconds = seconds0 + time.perf_counter() - started
                     if folder is not None:
                         self.save(folder)
@@ -262,7 +270,9 @@ class Trainer:
                         f"(step {st.step})" + (f"; resume with --resume {folder}" if folder else ""))
                     return st
                 try:
+                    t0 = time.perf_counter()
                     counts = self.train_step(plan[st.batch])
+                    last_batch = time.perf_counter() - t0
                 except FloatingPointError as e:  # NaN/inf gradients: stop, and save nothing
                     kept = f"; the last checkpoint in {folder} (if any) is kept" if folder else ""
                     raise FloatingPointError(

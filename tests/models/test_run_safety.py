@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -17,14 +18,6 @@ from models.app.cli import main
 REPO = Path(__file__).parent.parent.parent
 TINY = ["--task", "copy", "--n-train", "200", "--n-val", "10", "--epochs", "3", "--embed", "8",
         "--hidden", "8", "--dec-hidden", "8", "--attn", "8", "--target", "2"]
-
-
-@pytest.fixture(autouse=True)
-def keep_sigint():
-    """main() ignores Ctrl-C once it is exiting after one: give pytest its handler back."""
-    previous = signal.getsignal(signal.SIGINT)
-    yield
-    signal.signal(signal.SIGINT, previous)
 
 
 def start(args, cwd):
@@ -136,3 +129,20 @@ def test_translate_svg_into_a_file_is_refused_before_decoding(tmp_path, capsys, 
     monkeypatch.setattr("models.app.cli.load_checkpoint", lambda *a: pytest.fail("decoded first"))
     assert main(["translate", str(tmp_path), "abc", "--svg", str(tmp_path / "afile")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("presses", [1, 3])
+def test_any_number_of_ctrl_c_exits_130_without_a_traceback(tmp_path, presses):
+    out = tmp_path / "run"
+    proc = start([*TINY, "--epochs", "10000", "--out", str(out)], tmp_path)
+    deadline = time.monotonic() + 120
+    while not (out / "checkpoint.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)   # the first epoch's checkpoint
+    for _ in range(presses):
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.02)
+    code, stdout, stderr = finish([proc])[0]
+    assert code == 130 and "Traceback" not in stderr, stderr
+    assert load_checkpoint(out)[3]["state"]["epoch"] >= 1            # intact, and resumable
+    assert "--resume" in stdout + stderr
