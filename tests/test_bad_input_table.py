@@ -145,6 +145,38 @@ def cli(*argv):
         raise ValueError(err.getvalue().strip())
 
 
+def exercise(name, source):
+    """A learner's file checked by ``check_file``: its one-line problem as the exception."""
+    from minigrad.exercises import check_file, find, report
+
+    def case(tmp):
+        e = find(name)
+        (tmp / e.file).write_text(source)
+        rep = check_file(e, tmp)
+        if rep.status != "done":
+            raise ValueError(report.first_problem(rep))
+    return case
+
+
+def exercises_cli(*argv):
+    from minigrad.exercises.__main__ import main
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main([str(a) for a in argv])
+    if code != 0:
+        raise ValueError(err.getvalue().strip())
+
+
+def held(*argv):
+    """``python -m models ARGV`` while this process holds the run folder's lock."""
+    from models.app.runs import run_lock
+
+    def case(folder):
+        with run_lock(folder):
+            cli(*[folder if a == "FOLDER" else a for a in argv])
+    return case
+
+
 def translate(*extra):
     return lambda folder: cli("translate", folder, "123", "--no-heatmap", *extra)
 
@@ -160,6 +192,29 @@ def with_grad(x, g):
 
 
 CASES = [
+    # ---- 1. exercises: a learner's file fails in one line, whatever it does ----------------
+    ("exercise: os._exit(0) at import", exercise("mul", "import os\nos._exit(0)\n"),
+     "ended the process (exit status 0"),
+    ("exercise: KeyboardInterrupt at import", exercise("mul", "raise KeyboardInterrupt\n"),
+     "KeyboardInterrupt"),
+    ("exercise: complex gradient", exercise("tanh", "def tanh_vjp(g, x):\n    return g + 1j\n"),
+     "complex128"),
+    ("exercise: patched checker", exercise("tanh", "import minigrad.exercises.diagnose as d\n"
+                                           "d.TOL = 1e300\ndef tanh_vjp(g, x):\n    return g\n"),
+     "input 1, dx"),
+    ("exercises start into a file", lambda tmp: (tmp / "f").write_text("x") and exercises_cli(
+        "start", tmp / "f"), "is a file, not a folder"),
+    ("exercises start into a non-empty folder", lambda tmp: (tmp / "f").write_text("x") and
+     exercises_cli("start", tmp), "already holds other files (f, run)"),
+    # ---- 2. runs: never lost, never overwritten -------------------------------------------
+    ("train into a held folder", held("train", "--task", "copy", "--n-train", 100, "--n-val", 10, "--out", "FOLDER",
+                                      "--overwrite"),
+     "is in use by another run (pid"),
+    ("resume a held folder", held("train", "--resume", "FOLDER"), "is in use by another run"),
+    ("train --out with the user's files", lambda tmp: (tmp / "run" / "notes.txt").write_text("x")
+     and cli("train", "--task", "copy", "--n-train", 100, "--n-val", 10, "--out", tmp / "run",
+             "--overwrite"),
+     "holds files a run does not write (notes.txt)"),
     # ---- 3. checkpoints ------------------------------------------------------------------
     ("digest removed", drop_digest, "no weights_sha256 digest"),
     ("non-array npz member", npz_case("weights", lambda m: m.__setitem__("note.txt", b"hi"),
