@@ -81,7 +81,19 @@ def _changed(before: list, after: list) -> list:
             if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=True)]
 
 
+MEMORY = 4 << 30  # address space the learner's code may use (Linux): a runaway allocation fails
+
+
+def _limit_memory() -> None:
+    try:
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def main(path: str, function: str, outdir: str) -> None:
+    _limit_memory()
     cases = pickle.load(sys.stdin.buffer)  # from the parent, read before the learner runs
     open(os.path.join(outdir, "started"), "wb").close()  # the parent's clock starts now
     file = Path(path)
