@@ -87,7 +87,7 @@ class ModelConfig:
                           ("max_positions", MAX_POSITIONS)):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= cap:
-                raise ValueError(f"ModelConfig: {name} must be an int in 1..{cap}, got {v!r}")
+                raise ValueError(f"ModelConfig: {name} must be a positive int (at most {cap}), got {v!r}")
         if self.decoder not in DECODERS:
             raise ValueError(f"ModelConfig: decoder must be one of {DECODERS}, got {self.decoder!r}")
         if self.decoder == "bahdanau" and self.score not in SCORES:

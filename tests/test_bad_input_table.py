@@ -221,8 +221,8 @@ CASES = [
                                       "load"), "'note.txt' is not an array"),
     ("header claims 1e12 elements", npz_case("weights", lambda m: m.__setitem__(
         first_weight(m), npy_bytes(header=BIG_HEADER)), "load"), "above the limit"),
-    ("hidden 200000", edit("model", hidden=200_000), "hidden must be an int in 1..1024"),
-    ("hidden true", edit("model", hidden=True), "hidden must be an int in 1..1024"),
+    ("hidden 200000", edit("model", hidden=200_000), "hidden must be a positive int (at most 1024)"),
+    ("hidden true", edit("model", hidden=True), "hidden must be a positive int (at most 1024)"),
     ("model is a list", set_entry("model", [1, 2]), "expected a dict of fields, got list"),
     ("vocab is a list", set_entry("src_vocab", ["a"]), "Vocab.from_dict: expected"),
     ("deeply nested JSON", deep_json, "nested too deeply"),
