@@ -146,3 +146,20 @@ def test_any_number_of_ctrl_c_exits_130_without_a_traceback(tmp_path, presses):
     assert code == 130 and "Traceback" not in stderr, stderr
     assert load_checkpoint(out)[3]["state"]["epoch"] >= 1            # intact, and resumable
     assert "--resume" in stdout + stderr
+
+
+def test_the_time_limit_holds_even_when_batches_are_slow(monkeypatch):
+    """A batch that would end past --time-limit is not started (here each takes ≥ 0.3 s)."""
+    from models.app.train import Trainer, TrainConfig
+    trainer = Trainer.create(TrainConfig(task="copy", n_train=64, n_val=8, batch_size=16, epochs=5,
+                                         min_len=3, max_len=5), dict(embed=4, hidden=4,
+                                                                     dec_hidden=4, attn=4))
+    real = Trainer.train_step
+
+    def slow(self, idx):
+        time.sleep(0.3)
+        return real(self, idx)
+    monkeypatch.setattr(Trainer, "train_step", slow)
+    started = time.perf_counter()
+    state = trainer.run(log=lambda line: None, time_limit=1.0)
+    assert time.perf_counter() - started < 1.0 and 1 <= state.step <= 3
