@@ -56,17 +56,19 @@ def test_two_runs_without_out_get_two_folders(tmp_path):
 
 KILL_IN_SAVE = textwrap.dedent("""
     import os, signal, sys
-    import numpy as np
     from minigrad import serialization
-    real = serialization.np.savez
-    saves = []
-    def savez(f, **arrays):
-        saves.append(1)
-        if len(saves) == 5:            # the third checkpoint's weights: half written, then kill -9
-            f.write(b"PK half an archive")
-            os.kill(os.getpid(), signal.SIGKILL)
-        real(f, **arrays)
-    serialization.np.savez = savez
+    from models.app import checkpoint
+    real = checkpoint.save_checkpoint
+    calls = []
+    def half_then_kill(f, **arrays):   # the weights file: half written, then kill -9
+        f.write(b"PK half an archive")
+        os.kill(os.getpid(), signal.SIGKILL)
+    def save_checkpoint(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:            # the third checkpoint (end of epoch 3)
+            serialization.np.savez = half_then_kill
+        return real(*args, **kwargs)
+    checkpoint.save_checkpoint = save_checkpoint
     from models.app.cli import main
     sys.exit(main(sys.argv[1:]))
 """)
