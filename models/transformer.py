@@ -37,6 +37,7 @@ POSITIONS = ("sinusoidal", "learned")
 
 
 def positions(kind: str, max_len: int, dim: int, rng, dtype) -> Module:
+    """The position module by name (see POSITIONS); ``max_len`` sizes the learned table."""
     if kind == "sinusoidal":
         return SinusoidalPositions(dim, dtype)
     if kind == "learned":
