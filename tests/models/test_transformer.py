@@ -215,10 +215,12 @@ def test_resume_with_attention_dropout_equals_uninterrupted(tmp_path, one_blas_t
 @pytest.mark.slow
 def test_reverse_reaches_99_percent_held_out(one_blas_thread):
     """Sources of 3-6 symbols; a Transformer, unlike the GRUs, has no built-in sense of
-    order, so it needs more pairs (6000) rather than more passes over fewer (about 30 s
-    on a loaded 2-core machine, 15 s on an idle one)."""
+    order, so it needs more pairs (6000) rather than more passes over fewer. Held-out exact
+    match swings by a few points from epoch to epoch (92-99% after epoch 3), so up to 8
+    epochs; it stops at the first that reaches 99% (epoch 7 here: about 45 s on a loaded
+    2-core machine)."""
     config = TrainConfig(task="reverse", n_train=6000, n_val=500, min_len=3, max_len=6,
-                         batch_size=32, lr=2e-3, epochs=6, target=0.99, seed=0)
+                         batch_size=32, lr=2e-3, epochs=8, target=0.99, seed=0)
     trainer = Trainer.create(config, dict(decoder="transformer", layers=1, heads=2, d_model=32,
                                           ff=64, dtype="float32"))
     trainer.run(log=lambda line: None)
