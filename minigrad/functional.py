@@ -179,8 +179,7 @@ def linear(x, weight, bias=None) -> Tensor:
     if x.shape[-1:] != weight.shape[1:]:
         raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
                          f"{weight.shape} (expects last dim {weight.shape[1]})")
-    # as one 2-D product: a (B, T, in) @ (in, out) matmul runs B separate small GEMMs
-    out = (x.data.reshape(-1, x.shape[-1]) @ weight.data.T).reshape(x.shape[:-1] + weight.shape[:1])
+    out = x.data @ weight.data.T
     parents = (x, weight)
     if bias is not None:
         bias = as_tensor(bias, weight)
@@ -192,7 +191,7 @@ def linear(x, weight, bias=None) -> Tensor:
 
     def vjp(g):
         g2 = g.reshape(-1, g.shape[-1])                                  # (N, out)
-        gx = (g2 @ weight.data).reshape(x.shape) if x.requires_grad else None
+        gx = g @ weight.data if x.requires_grad else None
         gw = g2.T @ x.data.reshape(-1, x.shape[-1]) if weight.requires_grad else None
         if bias is None:
             return gx, gw
