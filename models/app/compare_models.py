@@ -98,7 +98,7 @@ def compare_models(config: ModelsConfig, log=print, models=MODELS) -> tuple:
         results[name] = {
             "params": sum(p.size for p in trainer.model.parameters()),
             "seconds": trainer.state.seconds, "to_target": reached[0] if reached else None,
-            "exact": hist[-1]["val_exact"],
+            "exact": trainer.evaluate()["exact"],  # the weights it ends with (its best epoch's)
             "by_length": exact_by_length(trainer.model, data, data.val + long, decode_len),
             "speed": decode_speed(trainer.model, data, data.val, trainer.decode_len)}
         trainers[name] = trainer
