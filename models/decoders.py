@@ -10,7 +10,9 @@ beam search:
     state, features, weights = decoder.step(y_prev, state, ctx, t)
     logits = decoder.logits(features)                # (B, V), or (B, T, V) for stacked features
 
-``state`` is a tuple of (B, ·) tensors (beam search reorders it by indexing); ``features`` is
+``state`` is a tuple of (B, ·) tensors (beam search reorders it by indexing): the cell's state
+(``models.recurrent``: ``(s,)`` for a GRU, ``(h, c)`` for an LSTM) and, for Luong's input
+feeding, h̃ after it; ``ctx`` holds what ``start`` computed once and ``step`` reads; ``features`` is
 the tuple of tensors the output layer reads; ``weights`` the alignment α_t (B, S) or None.
 ``forward`` runs the teacher-forced loop and applies the output layer once to all T steps.
 
@@ -63,16 +65,21 @@ def masked_mean(encoded: Encoded) -> mg.Tensor:
     return encoded.annotations.sum(axis=1) / lengths  # (B, K)
 
 
-class Context(NamedTuple):
-    """Per-batch constants of a decoder (computed once in ``start``). G is the cell's gate
-    width: 3H for a GRU, 4H for an LSTM."""
-    keys: mg.Tensor              # (B, S, K) annotations
-    mask: np.ndarray | None      # (B, S) True = real; None when nothing is padding
-    projected: mg.Tensor | None  # (B, S, ·) the score's key projection
+class PlainContext(NamedTuple):
+    """``PlainDecoder``'s per-batch constants (computed once in ``start``)."""
+    table: mg.Tensor   # (3H, V) column y: W_ih^emb E[y] + b_ih, see input_table
+    c: mg.Tensor       # (B, K) the fixed context vector [→h_{S_b} ; ←h_1]
+    gi_c: mg.Tensor    # (B, 3H) W_ih^c c, the cell's input from c: the same at every step
+
+
+class AttentionContext(NamedTuple):
+    """Per-batch constants of a decoder that attends (computed once in ``start``). G is the
+    cell's gate width: 3H for a GRU, 4H for an LSTM."""
     table: mg.Tensor             # (G, V) column y: W_ih^emb E[y] + b_ih, see input_table
     W_extra: mg.Tensor | None    # (G, ·) the cell's input weights for the rest of its input
-    fixed: mg.Tensor | None = None     # (B, K) PlainDecoder's fixed context vector c
-    gi_fixed: mg.Tensor | None = None  # (B, G) PlainDecoder's W_extra c, the same at every step
+    keys: mg.Tensor              # (B, S, K) annotations
+    mask: np.ndarray | None      # (B, S) True = real; None when nothing is padding
+    projected: mg.Tensor         # (B, S, ·) the score's key projection
 
 
 class Decoder(Module):
@@ -87,7 +94,7 @@ class Decoder(Module):
         table = input_table(self.embedding.weight, W, self.cell.bias_ih, slice(0, E))  # (G, V)
         return table, (W[:, E:] if W.shape[1] > E else None)
 
-    def _embedded_input(self, ctx: Context, y_prev) -> mg.Tensor:
+    def _embedded_input(self, ctx, y_prev) -> mg.Tensor:
         """W_ih^emb E[y_{t−1}] + b_ih (B, G): columns y_prev of the table."""
         onehot = one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype, "targets")  # (B, V)
         return F.linear(onehot, ctx.table)                               # (B, G)
@@ -149,15 +156,13 @@ class PlainDecoder(Decoder):
     def start(self, encoded: Encoded) -> tuple:
         c = encoded.final                                                # (B, K)
         table, W_c = self._input_table()                                 # (3H, V), (3H, K)
-        gi_c = F.linear(c, W_c)  # (B, 3H): the same at every step, so computed once
-        ctx = Context(encoded.annotations, None, None, table, W_c, fixed=c, gi_fixed=gi_c)
-        return (mg.tanh(self.init(c)),), ctx                            # s_0 (B, H)
+        ctx = PlainContext(table, c, F.linear(c, W_c))                   # gi_c (B, 3H)
+        return self.cell.initial_state(mg.tanh(self.init(c))), ctx      # (s_0,) (B, H)
 
-    def step(self, y_prev, state, ctx, t):
-        (s,) = state                                                     # s_{t−1} (B, H)
-        gi = self._embedded_input(ctx, y_prev) + ctx.gi_fixed            # (B, 3H)
-        s = self.cell.step(gi, s)                                        # s_t (B, H)
-        return (s,), (s, ctx.fixed), None
+    def step(self, y_prev, state, ctx: PlainContext, t):
+        gi = self._embedded_input(ctx, y_prev) + ctx.gi_c                # (B, 3H)
+        state = self.cell.step(gi, state)                                # (s_t,) (B, H)
+        return state, (state[0], ctx.c), None
 
 
 class BahdanauDecoder(Decoder):
@@ -186,12 +191,12 @@ class BahdanauDecoder(Decoder):
         keys = encoded.annotations                                       # (B, S, K)
         mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
         table, W_c = self._input_table()                                 # (3H, V), (3H, K)
-        ctx = Context(keys, mask, self.attention.project_keys(keys), table, W_c)
-        return (mg.tanh(self.init(masked_mean(encoded))),), ctx         # s_0 (B, H)
+        ctx = AttentionContext(table, W_c, keys, mask, self.attention.project_keys(keys))
+        return self.cell.initial_state(mg.tanh(self.init(masked_mean(encoded)))), ctx  # (s_0,)
 
-    def step(self, y_prev, state, ctx, t):
-        (s,) = state                                                     # s_{t−1} (B, H)
+    def step(self, y_prev, state, ctx: AttentionContext, t):
+        s = state[0]                                                     # s_{t−1} (B, H)
         c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)  # (B, K), (B, S)
         gi = self._embedded_input(ctx, y_prev) + F.linear(c, ctx.W_extra)  # (B, 3H)
-        s = self.cell.step(gi, s)                                        # s_t (B, H)
-        return (s,), (s, c), alpha
+        state = self.cell.step(gi, state)                                # (s_t,) (B, H)
+        return state, (state[0], c), alpha

@@ -94,18 +94,20 @@ class BiGRUEncoder(Module):
         self.backward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
 
     def _run(self, cell: GRUCell, onehot, mask, order, name: str) -> tuple[list, mg.Tensor]:
-        """One direction over the positions in ``order``; returns outputs (by position) and
-        the last state. See ``input_table`` for how the input projection is computed."""
-        table = input_table(self.embedding.weight, cell.weight_ih, cell.bias_ih)  # (3H, V)
-        h = cell.zero_state(onehot.shape[1])                                       # (B, H)
+        """One direction over the positions in ``order``; returns the hidden states (by
+        position) and the last one. See ``input_table`` for how the input projection is
+        computed; at padding every part of the cell's state is held."""
+        table = input_table(self.embedding.weight, cell.weight_ih, cell.bias_ih)  # (G, V)
+        state = cell.zero_state(onehot.shape[1])                                  # (h,): (B, H)
         outputs = [None] * onehot.shape[0]
         for t in order:
             with scope(f"{name} {t}"):  # a group in minigrad.viz's drawings (free otherwise)
-                h_new = cell.step(F.linear(onehot[t], table), h)  # (B, H)
-                real = mask[:, t]                                 # (B,)
-                h = h_new if real.all() else mg.where(real[:, None], h_new, h)  # (B, H); held
-            outputs[t] = h
-        return outputs, h
+                new = cell.step(F.linear(onehot[t], table), state)  # each (B, H)
+                real = mask[:, t]                                   # (B,)
+                state = new if real.all() else tuple(mg.where(real[:, None], a, b)
+                                                     for a, b in zip(new, state))  # held at padding
+            outputs[t] = state[0]                                   # h (B, H)
+        return outputs, state[0]
 
     def forward(self, src, mask=None, rng=None) -> Encoded:
         """Annotations (B, S, 2H) for token ids ``src (B, S)`` with ``mask`` (True = real).

@@ -1,45 +1,67 @@
 """A GRU step as one graph node, with its backward written out by hand.
 
 Shape letters: B batch, H hidden size. ``gi = W_ih x + b_ih (B, 3H)``, ``h (B, H)``,
-``weight_hh (3H, H)``, ``bias_hh (3H,)``, gate blocks stacked r | z | n (``models.recurrent``).
+``W_hh (3H, H)``, ``b_hh (3H,)``, gate blocks stacked r | z | n (``models.recurrent``).
 
 Why. ``GRUCell`` composed from primitives (``models.recurrent``) is the readable reference: 15
 graph nodes per step, each with its Python overhead, its temporaries and, for the slices, a
 zero-filled gradient of the full width. This op does the same arithmetic in one node and one
 backward, and the tests hold it to the composed cell (equal forward and gradients to ~1e-12 in
-float64) and to finite differences. ``GRUCell(fused=True)``, the default, uses it.
+float64), to finite differences and to ``reference_backward`` below, the same backward in plain
+NumPy without the in-place tricks. ``GRUCell(fused=True)``, the default, uses it.
 
-The backward, with g = ∂L/∂h' and a_r, a_z, a_n the gates' pre-activations
-(r = σ(a_r), z = σ(a_z), n = tanh(a_n)); from h' = n + z ⊙ (h − n):
+The two forms differ only in where the reset gate r acts on the candidate's pre-activation a_n:
+
+    reset after  (PyTorch):  a_n = gi_n + r ⊙ (W_hn h + b_hn)
+    reset before (Cho 2014): a_n = gi_n + W_hn (r ⊙ h) + b_hn
+
+and in both  r = σ(a_r), z = σ(a_z), n = tanh(a_n), h' = n + z ⊙ (h − n)  with
+a_r = gi_r + W_hr h + b_hr, a_z = gi_z + W_hz h + b_hz. The backward, with g = ∂L/∂h':
 
     ∂L/∂n = g ⊙ (1 − z)              ∂L/∂z = g ⊙ (h − n)           ∂L/∂h ∋ g ⊙ z
     ∂L/∂a_n = ∂L/∂n ⊙ (1 − n²)       ∂L/∂a_z = ∂L/∂z ⊙ z(1 − z)    ∂L/∂a_r = ∂L/∂r ⊙ r(1 − r)
 
-reset_after (torch's form), a_n = gi_n + r ⊙ gh_n with gh = W_hh h + b_hh:
+reset after, with gh = W_hh h + b_hh (B, 3H):
 
-    ∂L/∂r = ∂L/∂a_n ⊙ gh_n,   ∂L/∂gh = [∂L/∂a_r, ∂L/∂a_z, r ⊙ ∂L/∂a_n]   (B, 3H)
+    ∂L/∂r = ∂L/∂a_n ⊙ gh_n,   ∂L/∂gh = [∂L/∂a_r, ∂L/∂a_z, r ⊙ ∂L/∂a_n]
     ∂L/∂h ∋ ∂L/∂gh W_hh,      ∂L/∂W_hh = ∂L/∂ghᵀ h,    ∂L/∂b_hh = Σ_b ∂L/∂gh
 
-Cho et al.'s form, a_n = gi_n + W_hn (r ⊙ h) + b_hn: with u = ∂L/∂a_n W_hn (B, H),
+reset before, with u = ∂L/∂(r ⊙ h) = ∂L/∂a_n W_hn (B, H):
 
     ∂L/∂r = u ⊙ h,   ∂L/∂h ∋ u ⊙ r + [∂L/∂a_r, ∂L/∂a_z] W_h,rz
     ∂L/∂W_hh = [[∂L/∂a_r, ∂L/∂a_z]ᵀ h ; ∂L/∂a_nᵀ (r ⊙ h)],   ∂L/∂b_hh = Σ_b ∂L/∂gi
 
-In both forms ∂L/∂gi = [∂L/∂a_r, ∂L/∂a_z, ∂L/∂a_n]. In the code a leading ``d`` means ∂L/∂:
-``d_an`` = ∂L/∂a_n, ``d_gh`` = ∂L/∂gh, ``dh`` = ∂L/∂h, ``dW`` = ∂L/∂W_hh, ``db`` = ∂L/∂b_hh, and
-``d`` (B, 3H) = ∂L/∂gi; ``gh`` without a ``d`` is the forward's W_hh h + b_hh, and ``x`` is
-h's array (not the cell's input).
+In both forms ∂L/∂gi = [∂L/∂a_r, ∂L/∂a_z, ∂L/∂a_n]. In the code a leading ``d_`` means ∂L/∂:
+``d_a`` (B, 3H) = ∂L/∂[a_r, a_z, a_n] = ∂L/∂gi, ``d_an`` its n block, ``d_gh`` = ∂L/∂gh.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from minigrad.coerce import as_tensor
+from minigrad.ops import sigmoid_array
 from minigrad.tensor import Tensor
 
 
-def _check(gi: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> int:
-    """H, after checking the four shapes against one another."""
+def gru_step(gi, h, weight_hh, bias_hh, reset_after: bool = True) -> Tensor:
+    """h' of ``GRUCell.step`` (either form) as one op; see the module docstring for the VJP.
+
+    Kept for backward: h (the input's own array, no copy), r | z and n in both forms, plus
+    gh_n when resetting after or r ⊙ h when resetting before: (B, 4H) of new arrays either way.
+    h' is computed with four arrays where the composed cell makes about fifteen.
+    """
+    h = as_tensor(h)
+    gi, weight_hh, bias_hh = as_tensor(gi, h), as_tensor(weight_hh, h), as_tensor(bias_hh, h)
+    _check(gi, h, weight_hh, bias_hh)
+    forward, backward = ((reset_after_forward, reset_after_backward) if reset_after
+                         else (reset_before_forward, reset_before_backward))
+    h_new, saved = forward(gi.data, h.data, weight_hh.data, bias_hh.data)   # (B, H)
+    return Tensor._from_op(h_new, (gi, h, weight_hh, bias_hh),
+                           lambda g: backward(g, *saved), "gru_step")
+
+
+def _check(gi: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> None:
+    """Raise unless gi (B, 3H), h (B, H), weight_hh (3H, H) and bias_hh (3H,) fit."""
     H = h.shape[-1]
     if h.ndim != 2 or weight_hh.shape != (3 * H, H) or bias_hh.shape != (3 * H,):
         raise ValueError(f"gru_step: hidden state {h.shape} vs weight_hh {weight_hh.shape} and "
@@ -47,12 +69,94 @@ def _check(gi: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> int:
     if gi.shape != (h.shape[0], 3 * H):
         raise ValueError(f"gru_step: projected input gi {gi.shape} vs hidden state {h.shape}: "
                          f"expected gi (B, 3H) = {(h.shape[0], 3 * H)}")
-    return H
+
+
+# ---- the two forms: forward (h', what backward keeps) and backward (∂L/∂ gi, h, W_hh, b_hh) ----
+
+def reset_after_forward(gi, h, W_hh, b_hh) -> tuple:
+    """PyTorch's form: a_n = gi_n + r ⊙ gh_n with gh = W_hh h + b_hh."""
+    H = h.shape[1]
+    gh = h @ W_hh.T                                             # (B, 3H)
+    gh += b_hh
+    rz, gh_n = gh[:, :2 * H], gh[:, 2 * H:]                    # (B, 2H), (B, H)
+    rz += gi[:, :2 * H]                                         # a_r | a_z
+    _sigmoid_(rz)                                               # r | z (B, 2H), over gh's block
+    a_n = rz[:, :H] * gh_n                                      # (B, H): r ⊙ gh_n
+    n, h_new = _candidate_and_blend(a_n, gi, h, rz[:, H:])      # (B, H) each
+    return h_new, (h, W_hh, rz, gh_n, n)
+
+
+def reset_after_backward(g, h, W_hh, rz, gh_n, n) -> tuple:
+    H = h.shape[1]
+    r, z = rz[:, :H], rz[:, H:]                                 # (B, H) each
+    d_a = _gate_grads(g, h, z, n)                               # (B, 3H), r block still empty
+    np.multiply(d_a[:, 2 * H:], gh_n, out=d_a[:, :H])           # ∂L/∂r = ∂L/∂a_n ⊙ gh_n
+    d_a[:, :2 * H] *= rz * (1 - rz)                             # ∂L/∂a_r, ∂L/∂a_z
+    d_gh = d_a.copy()                                           # (B, 3H)
+    d_gh[:, 2 * H:] *= r                                        # ∂L/∂gh_n = r ⊙ ∂L/∂a_n
+    d_h = d_gh @ W_hh                                           # (B, H)
+    d_h += g * z
+    return d_a, d_h, d_gh.T @ h, d_gh.sum(axis=0)               # gi, h, W_hh (3H, H), b_hh (3H,)
+
+
+def reset_before_forward(gi, h, W_hh, b_hh) -> tuple:
+    """Cho et al.'s form: a_n = gi_n + W_hn (r ⊙ h) + b_hn."""
+    H = h.shape[1]
+    W_rz, W_n = W_hh[:2 * H], W_hh[2 * H:]                      # W_h,rz (2H, H), W_hn (H, H)
+    rz = h @ W_rz.T                                             # (B, 2H)
+    rz += b_hh[:2 * H]
+    rz += gi[:, :2 * H]                                         # a_r | a_z
+    _sigmoid_(rz)                                               # r | z (B, 2H)
+    rh = rz[:, :H] * h                                          # (B, H): r ⊙ h
+    a_n = rh @ W_n.T                                            # (B, H)
+    a_n += b_hh[2 * H:]
+    n, h_new = _candidate_and_blend(a_n, gi, h, rz[:, H:])      # (B, H) each
+    return h_new, (h, W_hh, rz, rh, n)
+
+
+def reset_before_backward(g, h, W_hh, rz, rh, n) -> tuple:
+    H = h.shape[1]
+    r, z = rz[:, :H], rz[:, H:]                                 # (B, H) each
+    d_a = _gate_grads(g, h, z, n)                               # (B, 3H), r block still empty
+    u = d_a[:, 2 * H:] @ W_hh[2 * H:]                           # (B, H): ∂L/∂(r ⊙ h)
+    np.multiply(u, h, out=d_a[:, :H])                           # ∂L/∂r = u ⊙ h
+    d_a[:, :2 * H] *= rz * (1 - rz)                             # ∂L/∂a_r, ∂L/∂a_z
+    d_rz = d_a[:, :2 * H]                                       # (B, 2H)
+    d_h = d_rz @ W_hh[:2 * H]                                   # (B, H)
+    d_h += g * z
+    d_h += u * r
+    d_W = np.concatenate([d_rz.T @ h, d_a[:, 2 * H:].T @ rh])   # (3H, H)
+    return d_a, d_h, d_W, d_a.sum(axis=0)                       # gi, h, W_hh, b_hh (3H,)
+
+
+def _candidate_and_blend(a_n, gi, h, z) -> tuple:
+    """n = tanh(a_n + gi_n) in place in ``a_n``, and h' = n + z ⊙ (h − n)."""
+    H = h.shape[1]
+    a_n += gi[:, 2 * H:]                                        # a_n (B, H)
+    n = np.tanh(a_n, out=a_n)                                   # n (B, H)
+    h_new = h - n                                               # (B, H)
+    h_new *= z
+    h_new += n                                                  # h' (B, H)
+    return n, h_new
+
+
+def _gate_grads(g, h, z, n) -> np.ndarray:
+    """d_a (B, 3H) with its z block ∂L/∂z = g ⊙ (h − n) (still before σ') and its n block
+    ∂L/∂a_n = g ⊙ (1 − z) ⊙ (1 − n²); the r block is left for the form to fill."""
+    H = h.shape[1]
+    d_a = np.empty((h.shape[0], 3 * H), dtype=np.result_type(g, h))  # (B, 3H)
+    d_an = d_a[:, 2 * H:]
+    np.subtract(1, z, out=d_an)
+    d_an *= g                                                   # ∂L/∂n = g ⊙ (1 − z)
+    d_an *= 1 - n * n                                           # ∂L/∂a_n
+    d_z = d_a[:, H:2 * H]
+    np.subtract(h, n, out=d_z)
+    d_z *= g                                                    # ∂L/∂z = g ⊙ (h − n)
+    return d_a
 
 
 def _sigmoid_(a: np.ndarray) -> np.ndarray:
-    """σ(a) = (1 + tanh(a/2)) / 2, in place: never overflows, and 2x faster than
-    ``minigrad.ops.sigmoid_array`` here (it makes no temporaries)."""
+    """σ(a) = (1 + tanh(a/2)) / 2, in place: never overflows and makes no temporaries."""
     a *= 0.5
     np.tanh(a, out=a)
     a *= 0.5
@@ -60,75 +164,33 @@ def _sigmoid_(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def gru_step(gi, h, weight_hh, bias_hh, reset_after: bool = True) -> Tensor:
-    """h' of ``GRUCell.step`` (either form) as one op; see the module docstring for the VJP.
+# ---- the same backward in plain NumPy, straight from the formulas (the tests' reference) -------
 
-    Kept for backward: h (the input's own array, no copy), r | z and n in both forms, plus
-    gh_n with reset_after or r ⊙ h in Cho et al.'s form: (B, 4H) of new arrays either way.
-    h' is computed with four arrays where the composed cell makes about fifteen.
-    """
-    h = as_tensor(h)
-    gi, weight_hh, bias_hh = as_tensor(gi, h), as_tensor(weight_hh, h), as_tensor(bias_hh, h)
-    H = _check(gi, h, weight_hh, bias_hh)
-    x, W, b = h.data, weight_hh.data, bias_hh.data              # h (B, H), W_hh (3H, H), b_hh (3H,)
+def reference_backward(g, gi, h, W_hh, b_hh, reset_after: bool = True) -> tuple:
+    """(∂L/∂gi, ∂L/∂h, ∂L/∂W_hh, ∂L/∂b_hh) for g = ∂L/∂h', recomputing the forward; arrays in,
+    arrays out. What the fused backward computes, one formula of the module docstring a line."""
+    W_hr, W_hz, W_hn = np.split(W_hh, 3)                        # (H, H) each
+    b_hr, b_hz, b_hn = np.split(b_hh, 3)                        # (H,) each
+    gi_r, gi_z, gi_n = np.split(gi, 3, axis=1)                  # (B, H) each
+    r = sigmoid_array(gi_r + h @ W_hr.T + b_hr)                 # (B, H)
+    z = sigmoid_array(gi_z + h @ W_hz.T + b_hz)                 # (B, H)
+    gh_n = h @ W_hn.T + b_hn                                    # (B, H)
+    n = np.tanh(gi_n + (r * gh_n if reset_after else (r * h) @ W_hn.T + b_hn))  # (B, H)
+    d_z = g * (h - n)                                           # (B, H)
+    d_an = g * (1 - z) * (1 - n ** 2)                           # (B, H)
     if reset_after:
-        gh = x @ W.T                                            # (B, 3H)
-        gh += b
-        rz, gh_n = gh[:, :2 * H], gh[:, 2 * H:]                # (B, 2H), (B, H): gh_n = W_hn h + b_hn
-        rz += gi.data[:, :2 * H]
-        _sigmoid_(rz)                                           # (B, 2H): r | z, over gh_rz
-        n = rz[:, :H] * gh_n                                    # (B, H): r ⊙ gh_n
+        d_r = d_an * gh_n                                       # (B, H)
+        d_gh_n = r * d_an                                       # ∂L/∂gh_n (B, H)
+        d_h_via_n = d_gh_n @ W_hn                               # (B, H)
+        d_W_hn, d_b_hn = d_gh_n.T @ h, d_gh_n.sum(axis=0)       # (H, H), (H,)
     else:
-        W_rz, W_n = W[:2 * H], W[2 * H:]                        # W_h,rz (2H, H), W_hn (H, H)
-        rz = x @ W_rz.T                                         # (B, 2H)
-        rz += b[:2 * H]
-        rz += gi.data[:, :2 * H]
-        _sigmoid_(rz)                                           # (B, 2H): r | z
-        rh = rz[:, :H] * x                                      # (B, H): r ⊙ h
-        n = rh @ W_n.T                                          # (B, H)
-        n += b[2 * H:]
-    n += gi.data[:, 2 * H:]                                     # a_n (B, H)
-    np.tanh(n, out=n)                                           # n (B, H)
-    out = x - n                                                 # (B, H); h' = n + z ⊙ (h − n)
-    out *= rz[:, H:]
-    out += n                                                    # h' (B, H)
-
-    def vjp(g):                                                 # g = ∂L/∂h' (B, H)
-        r, z = rz[:, :H], rz[:, H:]                             # (B, H) each
-        d = np.empty_like(gi.data)                              # (B, 3H): ∂L/∂[a_r, a_z, a_n]
-        d_an = d[:, 2 * H:]                                     # (B, H)
-        np.subtract(1, z, out=d_an)
-        d_an *= g                                               # ∂L/∂n = g ⊙ (1 − z)
-        d_an *= 1 - n * n                                       # ∂L/∂a_n
-        d_z = d[:, H:2 * H]                                     # (B, H)
-        np.subtract(x, n, out=d_z)
-        d_z *= g                                                # ∂L/∂z = g ⊙ (h − n)
-        if reset_after:
-            np.multiply(d_an, gh_n, out=d[:, :H])               # ∂L/∂r (B, H)
-        else:
-            u = d_an @ W_n                                      # (B, H): ∂L/∂(r ⊙ h)
-            np.multiply(u, x, out=d[:, :H])                     # ∂L/∂r (B, H)
-        d[:, :2 * H] *= rz * (1 - rz)                           # through σ: ∂L/∂a_r, ∂L/∂a_z
-        dh = dW = db = None                                     # ∂L/∂h, ∂L/∂W_hh, ∂L/∂b_hh
-        if reset_after:
-            d_gh = d.copy()                                     # (B, 3H)
-            d_gh[:, 2 * H:] *= r                                # ∂L/∂gh (B, 3H)
-            if h.requires_grad:
-                dh = d_gh @ W                                   # (B, H)
-                dh += g * z
-            if weight_hh.requires_grad:
-                dW = d_gh.T @ x                                 # (3H, H)
-            if bias_hh.requires_grad:
-                db = d_gh.sum(axis=0)                           # (3H,)
-            return d, dh, dW, db
-        d_rz = d[:, :2 * H]                                     # (B, 2H): ∂L/∂[a_r, a_z]
-        if h.requires_grad:
-            dh = d_rz @ W_rz                                    # (B, H)
-            dh += g * z
-            dh += u * r
-        if weight_hh.requires_grad:
-            dW = np.concatenate([d_rz.T @ x, d_an.T @ rh])      # (3H, H)
-        if bias_hh.requires_grad:
-            db = d.sum(axis=0)                                  # (3H,)
-        return d, dh, dW, db
-    return Tensor._from_op(out, (gi, h, weight_hh, bias_hh), vjp, "gru_step")
+        u = d_an @ W_hn                                         # ∂L/∂(r ⊙ h) (B, H)
+        d_r = u * h                                             # (B, H)
+        d_h_via_n = u * r                                       # (B, H)
+        d_W_hn, d_b_hn = d_an.T @ (r * h), d_an.sum(axis=0)     # (H, H), (H,)
+    d_ar, d_az = d_r * r * (1 - r), d_z * z * (1 - z)           # (B, H) each
+    d_h = g * z + d_ar @ W_hr + d_az @ W_hz + d_h_via_n         # (B, H)
+    d_gi = np.concatenate([d_ar, d_az, d_an], axis=1)           # (B, 3H)
+    d_W_hh = np.concatenate([d_ar.T @ h, d_az.T @ h, d_W_hn])   # (3H, H)
+    d_b_hh = np.concatenate([d_ar.sum(axis=0), d_az.sum(axis=0), d_b_hn])  # (3H,)
+    return d_gi, d_h, d_W_hh, d_b_hh

@@ -24,7 +24,7 @@ from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear
 
 from attention import Attention, GeneralScore, LocalAttention
-from models.decoders import Context, Decoder, make_score, masked_mean
+from models.decoders import AttentionContext, Decoder, make_score, masked_mean
 from models.recurrent import GRUCell, LSTMCell
 
 LUONG_SCORES = ("dot", "general", "concat", "local-m", "local-p")
@@ -66,25 +66,20 @@ class LuongDecoder(Decoder):
         keys = encoded.annotations                                       # (B, S, K)
         mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
         table, W_feed = self._input_table()                              # (G, V), (G, H) or None
-        ctx = Context(keys, mask, self.attention.project_keys(keys), table, W_feed)
+        ctx = AttentionContext(table, W_feed, keys, mask, self.attention.project_keys(keys))
         s0 = mg.tanh(self.init(masked_mean(encoded)))                    # (B, H)
-        # (s_0,) for the GRU, (s_0, c_0 = 0) for the LSTM; each (B, H)
-        state = (s0,) if isinstance(self.cell, GRUCell) else (s0, mg.Tensor(np.zeros_like(s0.data)))
+        state = self.cell.initial_state(s0)                              # (s_0,) or (s_0, c_0 = 0)
         if self.input_feeding:
             state += (mg.Tensor(np.zeros_like(s0.data)),)                # h̃_0 = 0
         return state, ctx
 
-    def step(self, y_prev, state, ctx, t):
+    def step(self, y_prev, state, ctx: AttentionContext, t):
+        parts = len(self.cell.parts)
+        rnn, fed = state[:parts], state[parts:]                          # fed: (h̃_{t−1},) or ()
         gi = self._embedded_input(ctx, y_prev)                           # (B, G)
         if self.input_feeding:
-            *rnn, h_tilde = state                                        # h̃_{t−1} (B, H)
-            gi = gi + F.linear(h_tilde, ctx.W_extra)                     # (B, G): + W_ih^feed h̃_{t−1}
-        else:
-            rnn = list(state)
-        if isinstance(self.cell, GRUCell):
-            rnn = (self.cell.step(gi, rnn[0]),)                          # (s_t,) (B, H)
-        else:
-            rnn = self.cell.step(gi, tuple(rnn))                         # (h_t, c_t) each (B, H)
+            gi = gi + F.linear(fed[0], ctx.W_extra)                      # (B, G): + W_ih^feed h̃_{t−1}
+        rnn = self.cell.step(gi, rnn)                                    # (s_t,) or (h_t, c_t)
         s = rnn[0]                                                       # s_t (B, H)
         if self.local and not self.attention.predictive:                # local-m: p_t = t
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, position=t,
@@ -92,5 +87,4 @@ class LuongDecoder(Decoder):
         else:                                                  # global, or local-p (predicts p_t)
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)  # (B, K), (B, S)
         h_tilde = mg.tanh(self.combine(mg.concatenate([c, s], axis=-1)))  # (B, H)
-        state = tuple(rnn) + ((h_tilde,) if self.input_feeding else ())  # each (B, H)
-        return state, (h_tilde,), alpha
+        return rnn + ((h_tilde,) if self.input_feeding else ()), (h_tilde,), alpha

@@ -12,10 +12,15 @@ Layout (as PyTorch, so weights can be copied across unchanged):
 
 All initialised U(−1/√H, 1/√H), as PyTorch does.
 
+One interface for every cell. The state is always a tuple whose first element is the hidden
+state h (B, H) that the layers above read: ``(h,)`` for the GRU, ``(h, c)`` for the LSTM.
+``zero_state(B)`` is all zeros; ``initial_state(h_0)`` is the state with hidden part h_0 (an
+LSTM's memory c starts at 0). A decoder therefore never needs to know which cell it holds.
+
 Each cell splits its work in two: ``project_input(x) = W_ih x + b_ih`` does not depend on the
 recurrence, so a caller that knows all inputs up front can compute it once for every step (the
-encoder projects its embedding table once per batch); ``step(gi, state)`` does the rest.
-``forward(x, state)`` is simply ``step(project_input(x), state)``.
+encoder projects its embedding table once per batch); ``step(gi, state) -> state`` does the
+rest. ``forward(x, state)`` is simply ``step(project_input(x), state)``.
 
 ``GRUCell.step`` runs, by default, the fused op of ``models.fused``: one graph node with a
 hand-written backward (a reference training step takes 0.74-0.78 of the time it takes with
@@ -34,10 +39,12 @@ from minigrad.nn import Module, Parameter
 from models.fused import gru_step
 
 
-class _Cell(Module):
-    """Shared parameters of a cell with ``gates`` stacked gate blocks."""
+class RecurrentCell(Module):
+    """The cell interface (see the module docstring) and the parameters of a cell with
+    ``gates`` stacked gate blocks. Subclasses define ``initial_state`` and ``step``."""
 
     gates = 0
+    parts = ()  # the names of the state's tensors, h first
 
     def __init__(self, input_size: int, hidden_size: int, rng: np.random.Generator | None = None,
                  dtype=np.float64):
@@ -56,19 +63,32 @@ class _Cell(Module):
                              f"{x.shape[-1]}, but weight_ih expects input_size={self.input_size}")
         return F.linear(x, self.weight_ih, self.bias_ih)  # (B, G)
 
-    def forward(self, x, state=None):
+    def zero_state(self, batch: int) -> tuple:
+        """The all-zero state for a batch of ``batch``."""
+        zeros = np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype)  # (B, H)
+        return self.initial_state(mg.Tensor(zeros))
+
+    def forward(self, x, state: tuple | None = None) -> tuple:
         """One step from input ``x (B, I)``; ``state`` None means zeros."""
         if state is None:
             state = self.zero_state(x.shape[0])
         return self.step(self.project_input(x), state)
 
-    def _check_hidden(self, h) -> None:
+    def _checked(self, state) -> tuple:
+        """``state`` if it is a tuple of the cell's parts (``parts``) whose h fits; else raise."""
+        if not isinstance(state, tuple) or len(state) != len(self.parts):
+            parts = ", ".join(self.parts) + ("," if len(self.parts) == 1 else "")
+            got = f"a tuple of {len(state)}" if isinstance(state, tuple) else type(state).__name__
+            raise TypeError(f"{type(self).__name__}: state must be the tuple ({parts}) that "
+                            f"zero_state or initial_state gives, got {got}")
+        h = state[0]
         if h.shape[-1] != self.hidden_size:
             raise ValueError(f"{type(self).__name__}: hidden state of shape {tuple(h.shape)} does "
                              f"not fit hidden_size={self.hidden_size}")
+        return state
 
 
-class GRUCell(_Cell):
+class GRUCell(RecurrentCell):
     """Gated recurrent unit, ``torch.nn.GRUCell``'s equations (``reset_after=True``)::
 
         r  = σ(W_ir x + b_ir + W_hr h + b_hr)            reset gate
@@ -82,26 +102,27 @@ class GRUCell(_Cell):
     ``fused`` chooses how ``step`` computes (the same numbers either way, see the module doc).
     """
 
-    gates = 3
+    gates, parts = 3, ("h",)
 
     def __init__(self, input_size: int, hidden_size: int, reset_after: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64, fused: bool = True):
         super().__init__(input_size, hidden_size, rng, dtype)
         self.reset_after, self.fused = reset_after, fused
 
-    def zero_state(self, batch: int) -> mg.Tensor:
-        return mg.Tensor(np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype))  # (B, H)
+    def initial_state(self, h0) -> tuple:
+        """``(h_0,)``: a GRU's state is its hidden state alone."""
+        return (h0,)
 
-    def step(self, gi, h) -> mg.Tensor:
-        """h' from the projected input ``gi = W_ih x + b_ih (B, 3H)`` and ``h (B, H)``."""
+    def step(self, gi, state: tuple) -> tuple:
+        """``(h',)`` from the projected input ``gi = W_ih x + b_ih (B, 3H)`` and ``(h,)``."""
         if not self.fused:
-            return self.composed_step(gi, h)
-        self._check_hidden(h)
-        return gru_step(gi, h, self.weight_hh, self.bias_hh, self.reset_after)  # (B, H)
+            return self.composed_step(gi, state)
+        (h,) = self._checked(state)                               # (B, H)
+        return (gru_step(gi, h, self.weight_hh, self.bias_hh, self.reset_after),)  # (B, H)
 
-    def composed_step(self, gi, h) -> mg.Tensor:
+    def composed_step(self, gi, state: tuple) -> tuple:
         """``step`` composed from minigrad ops: the reference the fused op is tested against."""
-        self._check_hidden(h)
+        (h,) = self._checked(state)                               # (B, H)
         H = self.hidden_size
         if self.reset_after:
             gh = F.linear(h, self.weight_hh, self.bias_hh)        # (B, 3H)
@@ -114,10 +135,10 @@ class GRUCell(_Cell):
             rz = mg.sigmoid(gi[:, :2 * H] + F.linear(h, W_rz, b_rz))  # (B, 2H)
             r, z = rz[:, :H], rz[:, H:]                               # (B, H) each
             n = mg.tanh(gi[:, 2 * H:] + F.linear(r * h, W_n, b_n))   # (B, H)
-        return n + z * (h - n)  # (B, H); = (1 − z) ⊙ n + z ⊙ h with one op fewer
+        return (n + z * (h - n),)  # h' (B, H); = (1 − z) ⊙ n + z ⊙ h with one op fewer
 
 
-class LSTMCell(_Cell):
+class LSTMCell(RecurrentCell):
     """Long short-term memory, ``torch.nn.LSTMCell``'s equations; the state is ``(h, c)``::
 
         i = σ(W_ii x + b_ii + W_hi h + b_hi)     input gate
@@ -127,16 +148,15 @@ class LSTMCell(_Cell):
         c' = f ⊙ c + i ⊙ g,   h' = o ⊙ tanh(c')
     """
 
-    gates = 4
+    gates, parts = 4, ("h", "c")
 
-    def zero_state(self, batch: int) -> tuple:
-        zeros = np.zeros((batch, self.hidden_size), dtype=self.weight_hh.dtype)  # (B, H)
-        return mg.Tensor(zeros), mg.Tensor(zeros.copy())
+    def initial_state(self, h0) -> tuple:
+        """``(h_0, c_0 = 0)``: the memory starts empty."""
+        return h0, mg.Tensor(np.zeros(h0.shape, dtype=h0.dtype))
 
-    def step(self, gi, state) -> tuple:
+    def step(self, gi, state: tuple) -> tuple:
         """(h', c') from the projected input ``gi (B, 4H)`` and ``state = (h, c)``."""
-        h, c = state                                             # (B, H) each
-        self._check_hidden(h)
+        h, c = self._checked(state)                              # (B, H) each
         H = self.hidden_size
         gates = gi + F.linear(h, self.weight_hh, self.bias_hh)   # (B, 4H)
         sig = mg.sigmoid(gates)                                  # (B, 4H); its g block is unused

@@ -8,7 +8,7 @@ import pytest
 import minigrad as mg
 from attention.scores import AdditiveScore, ConcatScore
 from minigrad.gradcheck import gradcheck
-from models.fused import gru_step
+from models.fused import gru_step, reference_backward
 from models.recurrent import GRUCell
 
 from model_helpers import random_batch, tiny_model
@@ -45,12 +45,24 @@ def test_gru_step_equals_composed_cell(reset_after, B, H):
 
     def composed(gi, h, W, b):
         cell.weight_hh, cell.bias_hh = W, b
-        return cell.composed_step(gi, h)
+        return cell.composed_step(gi, (h,))[0]
 
     arrays = gru_inputs(rng, B, H)
     g = rng.standard_normal((B, H))
     fused = forward_and_grads(lambda *t: gru_step(*t, reset_after=reset_after), arrays, g)
     assert_all_close(fused, forward_and_grads(composed, arrays, g))
+
+
+@pytest.mark.parametrize("reset_after", [True, False])
+@pytest.mark.parametrize("B, H", [(1, 1), (3, 4), (5, 7)])
+def test_fused_backward_equals_the_plain_numpy_reference(reset_after, B, H):
+    """The in-place backward of gru_step gives what models.fused.reference_backward, the same
+    formulas one per line in plain NumPy, gives."""
+    rng = np.random.default_rng(B * 100 + H)
+    arrays = gru_inputs(rng, B, H)
+    g = rng.standard_normal((B, H))
+    fused = forward_and_grads(lambda *t: gru_step(*t, reset_after=reset_after), arrays, g)[1:]
+    assert_all_close(fused, reference_backward(g, *arrays, reset_after=reset_after))
 
 
 @pytest.mark.parametrize("reset_after", [True, False])
@@ -69,11 +81,12 @@ def test_gru_cell_sequence_fused_equals_composed(reset_after):
     for fused in (True, False):
         cell = GRUCell(5, 3, reset_after, rng=np.random.default_rng(1), fused=fused)
         x, h = mg.tensor(xs, requires_grad=True), mg.tensor(h0, requires_grad=True)
-        state = h
+        state = (h,)
         for t in range(6):
             state = cell(x[t], state)
-        (state * state).sum().backward()
-        results.append([state.data, x.grad, h.grad] + [p.grad for p in cell.parameters()])
+        (h_T,) = state
+        (h_T * h_T).sum().backward()
+        results.append([h_T.data, x.grad, h.grad] + [p.grad for p in cell.parameters()])
     assert_all_close(*results)
 
 

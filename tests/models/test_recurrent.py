@@ -54,7 +54,7 @@ def test_gru_matches_equations(reset_after):
     rng = np.random.default_rng(1)
     cell = GRUCell(5, 4, reset_after=reset_after, rng=rng)
     x, h = rng.standard_normal((3, 5)), rng.standard_normal((3, 4))
-    out = cell(mg.tensor(x), mg.tensor(h))
+    (out,) = cell(mg.tensor(x), (mg.tensor(h),))
     np.testing.assert_allclose(out.data, gru_reference(x, h, cell, reset_after), rtol=1e-12, atol=1e-14)
 
 
@@ -64,7 +64,7 @@ def test_reset_before_and_after_differ():
     a = GRUCell(3, 4, reset_after=True, rng=np.random.default_rng(0))
     b = GRUCell(3, 4, reset_after=False, rng=np.random.default_rng(0))
     x, h = mg.tensor(rng.standard_normal((2, 3))), mg.tensor(rng.standard_normal((2, 4)))
-    assert not np.allclose(a(x, h).data, b(x, h).data)
+    assert not np.allclose(a(x, (h,))[0].data, b(x, (h,))[0].data)
 
 
 def test_lstm_matches_equations():
@@ -77,10 +77,34 @@ def test_lstm_matches_equations():
     np.testing.assert_allclose(c2.data, rc, rtol=1e-12, atol=1e-14)
 
 
-def test_zero_state_default():
-    cell = GRUCell(2, 3, rng=np.random.default_rng(0))
+@pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
+def test_zero_state_default(Cell):
+    cell = Cell(2, 3, rng=np.random.default_rng(0))
     x = mg.tensor(np.ones((2, 2)))
-    np.testing.assert_array_equal(cell(x).data, cell(x, cell.zero_state(2)).data)
+    default, zero = cell(x), cell(x, cell.zero_state(2))
+    assert len(default) == len(zero) == len(cell.parts)
+    for a, b in zip(default, zero):
+        np.testing.assert_array_equal(a.data, b.data)
+
+
+@pytest.mark.parametrize("Cell, parts", [(GRUCell, 1), (LSTMCell, 2)])
+def test_every_cell_takes_and_returns_its_state_as_a_tuple_with_h_first(Cell, parts):
+    """One interface: step(gi, state) -> state, a tuple of (B, H) tensors; initial_state(h_0)
+    puts h_0 first and zeros in any other part."""
+    cell = Cell(2, 3, rng=np.random.default_rng(0))
+    h0 = mg.tensor(np.full((4, 3), 0.5))
+    state = cell.initial_state(h0)
+    assert isinstance(state, tuple) and len(state) == parts and state[0] is h0
+    assert all(np.all(p.data == 0) for p in state[1:])
+    new = cell.step(cell.project_input(mg.tensor(np.ones((4, 2)))), state)
+    assert isinstance(new, tuple) and [p.shape for p in new] == [(4, 3)] * parts
+
+
+@pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
+def test_a_bare_tensor_for_a_state_is_refused(Cell):
+    cell = Cell(2, 3, rng=np.random.default_rng(0))
+    with pytest.raises(TypeError, match=rf"^{Cell.__name__}: state must be the tuple \(h"):
+        cell(mg.tensor(np.ones((1, 2))), mg.tensor(np.ones((1, 3))))
 
 
 @pytest.mark.parametrize("reset_after", [True, False])
@@ -91,7 +115,8 @@ def test_gru_gradcheck(reset_after):
 
     def f(x, h, w_ih, w_hh, b_ih, b_hh):
         cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh = w_ih, w_hh, b_ih, b_hh
-        return cell(x, h)  # (B, H): gradcheck projects it onto random directions
+        (h2,) = cell(x, (h,))
+        return h2  # (B, H): gradcheck projects it onto random directions
 
     params = [p.data.copy() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
     assert gradcheck(f, [x, h] + params)
@@ -113,7 +138,7 @@ def test_lstm_gradcheck():
 
 def test_float32_stays_float32():
     cell = GRUCell(3, 2, rng=np.random.default_rng(0), dtype=np.float32)
-    out = cell(mg.tensor(np.ones((2, 3), np.float32)))
+    (out,) = cell(mg.tensor(np.ones((2, 3), np.float32)))
     assert out.dtype == np.float32
     out.sum().backward()
     assert all(p.grad.dtype == np.float32 for p in cell.parameters())
@@ -124,7 +149,7 @@ def test_shape_errors_name_the_role():
     with pytest.raises(ValueError, match="input_size=3"):
         cell(mg.tensor(np.ones((2, 4))))
     with pytest.raises(ValueError, match="hidden_size=2"):
-        cell(mg.tensor(np.ones((2, 3))), mg.tensor(np.ones((2, 5))))
+        cell(mg.tensor(np.ones((2, 3))), (mg.tensor(np.ones((2, 5))),))
 
 
 @pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
