@@ -151,12 +151,9 @@ def _failure(i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, ato
     return "\n".join(lines)
 
 
-def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
-    """Compare analytic and numeric gradients of every checked input.
-
-    Returns ``(input index, max abs error, max rel error, failure message or None)`` per
-    checked input.
-    """
+def _arguments(inputs) -> tuple:
+    """``(args for fn, indices of the inputs to check)``: a float array becomes a leaf Tensor
+    to check, a float Tensor is checked when it requires grad; anything else is passed as is."""
     args, checked = [], []
     for i, x in enumerate(inputs):
         if isinstance(x, np.ndarray) and x.dtype.kind == "f":
@@ -172,6 +169,16 @@ def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
         raise ValueError(f"gradcheck: nothing to check: no input is a float64 array or a Tensor "
                          f"with requires_grad=True ({got}); Python numbers and lists are passed "
                          f"to fn unchecked, so wrap them in np.array(...)")
+    return args, checked
+
+
+def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
+    """Compare analytic and numeric gradients of every checked input.
+
+    Returns ``(input index, max abs error, max rel error, failure message or None)`` per
+    checked input.
+    """
+    args, checked = _arguments(inputs)
     out = fn(*args)
     if not isinstance(out, Tensor) or out.dtype != np.float64:
         raise TypeError(f"gradcheck: fn must return a float64 Tensor, got "

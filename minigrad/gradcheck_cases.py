@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import minigrad as mg
+from minigrad import functional as F
+
 
 def cases(rng: np.random.Generator) -> list:
     """``(name, fn, inputs)`` for every primitive and functional op, shapes drawn from ``rng``.
     Values keep away from kinks: relu and div away from 0, max without ties, log/sqrt > 0."""
-    import minigrad as mg  # here, not at the top: minigrad may still be importing
-    from minigrad import functional as F
 
     def shape(lo=0, hi=3):                 # lo..hi axes of length 1..4
         return tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(lo, hi + 1)))
