@@ -93,12 +93,19 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
                          f'{_esc(rows[i])} / {_esc(cols[j])}: {w[i, j]:.3f}</title></rect>')
     parts.append(f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{S * cell}" '
                  f'height="{T * cell}" fill="none" stroke="#888"/>')
+    parts += _colour_bar(bar_x, top, bar_h, scale_label)
+    width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * CHAR_W)
+    return _svg(width, top + bar_h + 12, parts, path)
+
+
+def _colour_bar(bar_x: float, top: float, bar_h: float, scale_label: Optional[str]) -> list:
+    """The 0..1 colour bar at (bar_x, top), bar_h tall: ticks 0, 0.5, 1 and the scale label."""
     stops = "".join(f'<stop offset="{k / (len(BLUES) - 1):.3f}" stop-color="{c}"/>'
                     for k, c in enumerate(BLUES))
-    parts.append(f'<defs><linearGradient id="blues-0-1" x1="0" y1="1" x2="0" y2="0">{stops}'
-                 f'</linearGradient></defs>')  # 0 at the bottom of the bar, 1 at the top
-    parts.append(f'<rect class="colorbar" x="{bar_x:.1f}" y="{top:.1f}" width="14" '
-                 f'height="{bar_h}" fill="url(#blues-0-1)" stroke="#888"/>')
+    parts = [f'<defs><linearGradient id="blues-0-1" x1="0" y1="1" x2="0" y2="0">{stops}'
+             f'</linearGradient></defs>',  # 0 at the bottom of the bar, 1 at the top
+             f'<rect class="colorbar" x="{bar_x:.1f}" y="{top:.1f}" width="14" '
+             f'height="{bar_h}" fill="url(#blues-0-1)" stroke="#888"/>']
     for v, s in ((0.0, "0"), (0.5, "0.5"), (1.0, "1")):
         y = top + (1 - v) * bar_h
         parts.append(f'<line x1="{bar_x + 14:.1f}" y1="{y:.1f}" x2="{bar_x + 18:.1f}" '
@@ -107,8 +114,7 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
     if scale_label:  # reads upwards, right of the tick labels
         parts.append(_centred(bar_x + 58, top + bar_h / 2, scale_label, upwards=True,
                               attrs='class="scale-label" fill="#555"'))
-    width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * CHAR_W)
-    return _svg(width, top + bar_h + 12, parts, path)
+    return parts
 
 
 def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],

@@ -251,13 +251,7 @@ class Trainer:
         last_line, seen = started, 0  # for the progress line: examples seen in this call
         last_batch = 0.0  # seconds the last batch took
         while st.epoch < cfg.epochs:
-            if st.epoch_rng is None:  # a new epoch: remember the generator, draw the batch order
-                st.epoch_rng, st.sums = self.rng.bit_generator.state, {}
-                plan = self.epoch_plan()
-            else:  # resuming inside an epoch: redraw its batch order, then restore the generator
-                now, self.rng.bit_generator.state = self.rng.bit_generator.state, st.epoch_rng
-                plan = self.epoch_plan()
-                self.rng.bit_generator.state = now
+            plan = self._this_epochs_plan()
             while st.batch < len(plan):
                 # a batch that would end past the time limit is not started (batches may be slow)
                 if (max_steps is not None and st.step >= max_steps) or should_stop() or (
@@ -278,15 +272,7 @@ class Trainer:
                     raise FloatingPointError(
                         f"training diverged at epoch {st.epoch + 1}, step {st.step + 1} ({e}){kept}; "
                         f"try a smaller --lr (now {cfg.lr}) or --clip (now {cfg.clip})") from None
-                for k, v in counts.items():
-                    st.sums[k] = st.sums.get(k, 0) + v
-                    st.sums["curve_" + k] = st.sums.get("curve_" + k, 0) + v
-                st.batch += 1
-                st.step += 1
-                if st.step % CURVE == 0:
-                    st.curve.append([st.step, st.sums.pop("curve_loss") / st.sums["curve_tokens"]])
-                    for k in counts:
-                        st.sums.pop("curve_" + k, None)
+                self._count(counts)
                 seen += counts["examples"]
                 if time.perf_counter() - last_line >= progress_every:
                     last_line = time.perf_counter()
@@ -306,6 +292,31 @@ class Trainer:
                 self.save(folder)
         self.model.eval()
         return st
+
+    def _this_epochs_plan(self) -> list:
+        """The batch order of the current epoch: drawn afresh (and the generator remembered) at
+        a new epoch, redrawn from the remembered generator when resuming inside one."""
+        st = self.state
+        if st.epoch_rng is None:
+            st.epoch_rng, st.sums = self.rng.bit_generator.state, {}
+            return self.epoch_plan()
+        now, self.rng.bit_generator.state = self.rng.bit_generator.state, st.epoch_rng
+        plan = self.epoch_plan()
+        self.rng.bit_generator.state = now  # the generator goes on where it was
+        return plan
+
+    def _count(self, counts: dict) -> None:
+        """Add one batch's counts to the epoch's sums; every CURVE steps, a point of the curve."""
+        st = self.state
+        for k, v in counts.items():
+            st.sums[k] = st.sums.get(k, 0) + v
+            st.sums["curve_" + k] = st.sums.get("curve_" + k, 0) + v
+        st.batch += 1
+        st.step += 1
+        if st.step % CURVE == 0:
+            st.curve.append([st.step, st.sums.pop("curve_loss") / st.sums["curve_tokens"]])
+            for k in counts:
+                st.sums.pop("curve_" + k, None)
 
     def _progress_line(self, n_batches: int, rate: float) -> str:
         st, s = self.state, self.state.sums
