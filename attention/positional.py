@@ -55,6 +55,7 @@ class LearnedPositions(Module):
     initialised N(0, 0.02²) (GPT-2)."""
 
     def __init__(self, max_len: int, dim: int, rng: np.random.Generator, dtype=np.float64):
+        rng = init.generator("LearnedPositions", rng)
         self.max_len = max_len
         self.weight = Parameter(0.02 * init.normal(rng, (max_len, dim), dtype))
 

@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 import minigrad as mg
+from minigrad import init
 from minigrad.nn import Embedding, LayerNorm, Linear, Module
 
 from attention.positional import LearnedPositions, SinusoidalPositions
@@ -57,7 +58,7 @@ class TransformerEncoder(Module):
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("TransformerEncoder", rng)
         self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
         self.pos = positions(position, max_len, dim, rng, dtype)
         self.layers = [EncoderLayer(dim, heads, ff, dropout, activation, rng, dtype)
@@ -93,7 +94,7 @@ class TransformerDecoder(Decoder):
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
-        rng = np.random.default_rng() if rng is None else rng
+        rng = init.generator("TransformerDecoder", rng)
         self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
         self.pos = positions(position, max_len, dim, rng, dtype)
         self.layers = [DecoderLayer(dim, heads, ff, dropout, activation, rng, dtype)
