@@ -29,7 +29,7 @@ def gru_step(fmt: str = "svg", path=None, input_size: int = 2, hidden: int = 3,
     x = Tensor(rng.standard_normal((1, input_size)), requires_grad=True)   # (B, I)
     h = Tensor(rng.standard_normal((1, hidden)), requires_grad=True)       # (B, H)
     with trace(cell) as tr:
-        h_next = cell(x, h)                                                # (B, H)
+        (h_next,) = cell(x, (h,))                                          # (B, H)
         loss = h_next.sum()
         loss.backward()
     title = "One GRU step: r|z = σ(gi + gh), n = tanh(gi_n + r ⊙ gh_n), h' = n + z ⊙ (h − n)"
