@@ -92,7 +92,29 @@ def unbroadcast(grad: np.ndarray, shape: tuple, dtype, op: str = "?") -> np.ndar
     return grad
 
 
-FREED = "freed"  # marks a node whose graph was released by an earlier backward()
+class _FreedVJP:
+    """The VJP left on a node once backward() has released its graph: calling it raises."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op: str):
+        self.op = op
+
+    def __call__(self, *args):
+        raise RuntimeError(f"backward through op '{self.op}' a second time: its graph was freed "
+                           f"by the first backward(). Pass retain_graph=True to the first call "
+                           f"to keep it.")
+
+
+_freed_vjps: dict = {}  # op name -> its _FreedVJP (one per op name, shared by its nodes)
+
+
+def _free(node) -> None:
+    """Release ``node``'s parents (so the intermediates can go) and mark it freed."""
+    vjp = _freed_vjps.get(node._op)
+    if vjp is None:
+        vjp = _freed_vjps[node._op] = _FreedVJP(node._op)
+    node._parents, node._vjp = (), vjp
 
 
 def _topological_order(roots) -> list:
@@ -101,7 +123,7 @@ def _topological_order(roots) -> list:
     Iterative depth-first search with an explicit stack of (node, iterator over its parents):
     a node is appended once all of its parents have been appended, so ``reversed(order)``
     visits every node before its parents. Tensors are their own keys in ``seen`` (they hash
-    by identity: Tensor does not overload ``==``).
+    by identity).
     """
     order, seen = [], set()
     for root in roots:
@@ -125,56 +147,65 @@ def _topological_order(roots) -> list:
     return order
 
 
-def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
-    """Propagate ``seeds`` (one per root) backwards.
+def _accumulate(grads: dict, owned: set, node, g) -> None:
+    """grads[node] += g. The first array to arrive may be a VJP's view or input, so the second
+    makes a new sum; that sum is the loop's own (``owned``), and later arrivals add into it in
+    place (a tensor read at every step of a sequence gets one array, not one per step)."""
+    if node not in grads:
+        grads[node] = g
+    elif node in owned:
+        grads[node] += g
+    else:
+        grads[node] = grads[node] + g
+        owned.add(node)
 
-    With ``wanted`` (a set of tensors) the gradients of those tensors are returned and no
-    ``.grad`` is touched; otherwise the leaves' ``.grad`` accumulate.
+
+def _store_leaf_grad(leaf, g, owned: bool) -> None:
+    """leaf.grad += g; a leaf's ``.grad`` is always its own writable ndarray."""
+    if leaf.grad is not None:  # (a sum of two 0-d arrays is a NumPy scalar: keep an ndarray)
+        leaf.grad = np.asarray(leaf.grad + g)
+    else:  # a sum made by the loop is the leaf's own; anything else may be shared: copy
+        leaf.grad = np.asarray(g) if owned else np.array(g)
+
+
+def _arity_error(node, parent_grads) -> RuntimeError:
+    n = len(parent_grads)
+    return RuntimeError(f"op '{node._op}': its VJP returned {n} gradient{'s' * (n != 1)} for "
+                        f"{len(node._parents)} inputs (it must return one array, or None, per "
+                        f"input)")
+
+
+def _run(roots, seeds, retain_graph: bool, wanted=None) -> dict:
+    """Propagate ``seeds`` (one per root) backwards: the reverse-mode loop.
+
+    Pop a node's gradient, call its VJP, accumulate what it returns into the parents. With
+    ``wanted`` (a set of tensors) the gradients of those tensors are returned and no ``.grad``
+    is touched; otherwise the leaves' ``.grad`` accumulate.
     """
-    order = _topological_order(roots)
-    grads: dict = {}
-    owned = set()  # nodes whose gradient this loop allocated (a sum): safe to add into in place
+    grads, owned, found = {}, set(), {}
     for root, seed in zip(roots, seeds):
-        grads[root] = grads[root] + seed if root in grads else seed
-    found = {}
-    for node in reversed(order):
+        _accumulate(grads, owned, root, seed)
+    for node in reversed(_topological_order(roots)):
         g = grads.pop(node, None)
         if g is None:
             continue
         if wanted is not None and node in wanted:
             found[node] = g
-        vjp = node._vjp
-        if vjp is None:  # a leaf
-            if wanted is None:  # (a sum of two 0-d arrays is a NumPy scalar: keep an ndarray)
-                if node.grad is not None:
-                    node.grad = np.asarray(node.grad + g)
-                else:  # a sum made here is the leaf's own; anything else may be shared: copy
-                    node.grad = np.asarray(g) if node in owned else np.array(g)
+        if node._vjp is None:  # a leaf
+            if wanted is None:
+                _store_leaf_grad(node, g, node in owned)
             continue
-        if vjp is FREED:
-            raise RuntimeError(
-                f"backward through op '{node._op}' a second time: its graph was freed by the "
-                f"first backward(). Pass retain_graph=True to the first call to keep it.")
-        parent_grads = vjp(g)
+        parent_grads = node._vjp(g)
         if len(parent_grads) != len(node._parents):
-            raise RuntimeError(f"op '{node._op}': its VJP returned {len(parent_grads)} gradient"
-                               f"{'s' * (len(parent_grads) != 1)} for {len(node._parents)} inputs "
-                               f"(it must return one array, or None, per input)")
+            raise _arity_error(node, parent_grads)
         for parent, pg in zip(node._parents, parent_grads):
-            if pg is None or not parent.requires_grad:
-                continue
-            pg = unbroadcast(pg, parent.data.shape, parent.data.dtype, node._op)
-            if mode.anomaly:
-                check_finite(pg, node._op, "backward", node, node._parents)
-            if parent not in grads:
-                grads[parent] = pg
-            elif parent in owned:  # its third or later gradient: no new array (a big saving
-                grads[parent] += pg  # for tensors read at every step of a sequence)
-            else:  # the first array may be a VJP's view or input: never write into it
-                grads[parent] = grads[parent] + pg
-                owned.add(parent)
+            if pg is not None and parent.requires_grad:
+                pg = unbroadcast(pg, parent.data.shape, parent.data.dtype, node._op)
+                if mode.anomaly:
+                    check_finite(pg, node._op, "backward", node, node._parents)
+                _accumulate(grads, owned, parent, pg)
         if not retain_graph:
-            node._parents, node._vjp = (), FREED
+            _free(node)
     return found
 
 

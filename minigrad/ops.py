@@ -105,8 +105,6 @@ def pow(x, exponent) -> Tensor:
     def vjp(g):
         if p == 0:  # x^0 = 1 is constant; p x^(p-1) would be 0 · ∞ = NaN at x = 0
             return (np.zeros_like(g),)
-        if p == 2:
-            return (g * (2 * x.data),)
         return (g * (p * x.data ** (p - 1)),)
     return Tensor._from_op(out, (x,), vjp, "pow")
 
@@ -171,8 +169,8 @@ def sigmoid_array(x: np.ndarray) -> np.ndarray:
     """σ(x) = 1 / (1 + e^-x), never overflowing: with e = e^-|x| ≤ 1 it is 1 / (1 + e) for
     x ≥ 0 and e / (1 + e) for x < 0."""
     e = np.exp(-np.abs(x))
-    # the numerator, np.where(x >= 0, 1, e), as max(e, 1) or max(e, 0): the same values, but
-    # np.where's data-dependent branches made it 4x slower at 256 x 256 (benchmarks/README.md)
+    # the numerator np.where(x >= 0, 1, e) as max(e, x >= 0): the same values without
+    # np.where's data-dependent branches, which mispredict on random signs (benchmarks/README.md)
     return np.maximum(e, x >= 0) / (1 + e)
 
 
@@ -196,7 +194,7 @@ def _keep(g, axes, keepdims):
     """Reinsert the reduced axes into ``g`` so it broadcasts against the input."""
     if keepdims:
         return g
-    shape = list(g.shape)  # (a reshape: np.expand_dims costs 1 µs more)
+    shape = list(g.shape)
     for a in axes:  # sorted, so each index counts the axes already reinserted
         shape.insert(a, 1)
     return g.reshape(shape)
@@ -218,7 +216,7 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     n = math.prod([x.shape[a] for a in axes])
     if n == 0:
         check_not_empty("mean", x.shape, axes)
-    out = x.data.sum(axis=axes, keepdims=keepdims) / n  # what np.mean does, 2 µs sooner
+    out = x.data.sum(axis=axes, keepdims=keepdims) / n
     return Tensor._from_op(out, (x,),
                            lambda g: (np.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),), "mean")
 
@@ -260,7 +258,7 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     def vjp(g):
         with np.errstate(invalid="ignore"):
             p = np.asarray(np.exp(x.data - top))  # an array even when x is 0-d
-        p[np.isnan(p)] = 0  # a row of -inf (-inf - -inf); 12x faster than np.nan_to_num
+        p[np.isnan(p)] = 0  # a row of -inf: -inf - -inf
         return (p * _keep(g, axes, keepdims),)
     return Tensor._from_op(out, (x,), vjp, "logsumexp")
 
@@ -292,22 +290,23 @@ def matmul(a, b) -> Tensor:
         B = b.data if b.ndim > 1 else b.data[:, None]        # (..., k, m)
         batch = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
         G = g.reshape(batch + (A.shape[-2], B.shape[-1]))    # (..., n, m)
-        # A product whose contracted dim has size 1 is an outer product: broadcasting does it
-        # 2-4x faster than a batch of (n, 1) @ (1, k) matmuls (benchmarks/README.md).
-        ga = gb = None
-        if a.requires_grad:
-            Bt = np.swapaxes(B, -1, -2)                      # (..., m, k)
-            ga = G * Bt if B.shape[-1] == 1 else G @ Bt      # (..., n, k)
-            if a.ndim == 1:
-                ga = ga[..., 0, :]
-        if b.requires_grad:
-            if B.ndim == 2 and A.ndim > 2:  # one b for the whole batch: fold the batch into
-                k, m = A.shape[-1], G.shape[-1]  # one (k, N) @ (N, m) instead of summing later
-                gb = A.reshape(-1, k).T @ G.reshape(-1, m)   # (k, m)
-            else:
-                At = np.swapaxes(A, -1, -2)                  # (..., k, n)
-                gb = At * G if A.shape[-2] == 1 else At @ G  # (..., k, m)
-            if b.ndim == 1:
-                gb = gb[..., 0]
-        return ga, gb
+        ga = _product(G, B.swapaxes(-1, -2), A.ndim) if a.requires_grad else None  # G Bᵀ
+        gb = _product(A.swapaxes(-1, -2), G, B.ndim) if b.requires_grad else None  # Aᵀ G
+        return (ga[..., 0, :] if a.ndim == 1 and ga is not None else ga,
+                gb[..., 0] if b.ndim == 1 and gb is not None else gb)
     return Tensor._from_op(out, (a, b), vjp, "matmul")
+
+
+def _product(x, y, ndim: int):
+    """x @ y in matmul's VJP, for an operand of ``ndim`` dims (the engine sums batch dims).
+
+    Two fast paths, each several times faster where it applies (benchmarks/README.md): a
+    contracted dim of 1 makes an outer product, which broadcasting computes without a batch of
+    tiny matmuls; a 2-D operand shared by a batch gets its gradient as one matmul over the
+    batch folded into the contracted dim, Σ_b x_b y_b = [x_1 … x_B] [y_1; …; y_B].
+    """
+    if x.shape[-1] == 1:
+        return x * y
+    if ndim == 2 and x.ndim > 2 and x.shape[:-2] == y.shape[:-2]:
+        return x.swapaxes(-1, -2).reshape(-1, x.shape[-2]).T @ y.reshape(-1, y.shape[-1])
+    return x @ y
