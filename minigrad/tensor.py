@@ -153,7 +153,12 @@ class Tensor:
     def __neg__(self): return ops.neg(self)
     def __getitem__(self, index): return shape_ops.getitem(self, index)
 
-    # comparisons give plain boolean arrays (no graph); == is left alone, see STYLE.md
+    # Comparisons are elementwise, as in NumPy and PyTorch, and give plain boolean arrays (no
+    # graph: they have no gradient). Tensors still hash by identity, so the engine's dicts and
+    # sets of tensors never call == (distinct objects never share an identity hash).
+    __hash__ = object.__hash__
+    def __eq__(self, other): return self.data == _data(other)
+    def __ne__(self, other): return self.data != _data(other)
     def __lt__(self, other): return self.data < _data(other)
     def __le__(self, other): return self.data <= _data(other)
     def __gt__(self, other): return self.data > _data(other)
