@@ -1,4 +1,5 @@
-"""The reference workload of DESIGN.md, built from the public API of ``models``.
+"""The reference workload (the Bahdanau seq2seq described in benchmarks/README.md), built
+from the public API of ``models``.
 
 Bahdanau seq2seq: vocabulary 32 (source and target), embedding 32, bidirectional GRU encoder
 with hidden 64 per direction (annotations K = 128), additive attention of width 64 with bias,
