@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from readme_blocks import ENGLISH, ROOT, sections, transcript
+from readme_blocks import CHINESE, ENGLISH, ROOT, sections, transcript
 
-READMES = [ENGLISH]  # README.zh-CN.md joins with the parity test, once it is in step
+READMES = [ENGLISH, CHINESE]
 SLOW = "python -m models"  # the main demo trains a model (about 10 s)
 DURATION = re.compile(r"\b\d+:\d\d(?::\d\d)?\b")
 RATE = re.compile(r" +\d+ ex/s")
