@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask
+from attention.masking import as_mask, check_temperature, window_mask
 from attention.shapes import scores_letters, shape_str
 import minigrad as mg
 from minigrad import functional as F
@@ -152,23 +152,72 @@ def _read(scores, values, mask, single) -> tuple:
 
 
 class Attention(Module):
-    """Soft attention with a score module:  e = score(q, h),  α = softmax(e),  c = Σ_j α_j v_j.
+    """Soft attention with a score module:  e = score(q, h),  α = softmax(e / T),  c = Σ_j α_j v_j.
 
-    ``forward(query, keys, values=None, mask=None, projected=None) -> (context, weights)``:
-    query (B, Dq) or (B, T, Dq), keys (B, S, Dk), values (B, S, Dv) (default: the keys),
-    mask (B, S) boolean, True = may be attended; ``projected`` from ``project_keys(keys)``.
-    ``fused=True`` reads with ``read``, ``fused=False`` with the composed ``attend``.
+    ``forward(query, keys, values=None, mask=None, projected=None, position=None, rng=None)
+    -> (context, weights)``: query (B, Dq) or (B, T, Dq), keys (B, S, Dk), values (B, S, Dv)
+    (default: the keys), mask (B, S) boolean, True = may be attended; ``projected`` from
+    ``project_keys(keys)``. ``fused=True`` reads with ``read``, ``fused=False`` with ``attend``.
+
+    Source 003 §6's options (the defaults change nothing):
+
+    * ``temperature`` T:  α_j = exp(e_j / T) / Σ_k exp(e_k / T); T < 1 sharpens, T > 1 flattens.
+    * ``dropout`` p, during training only (the module in training mode and ``rng`` given):
+      c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),  m_j ~ Bernoulli(1 − p)  (inverted dropout:
+      E[α̃_j] = α_j, so evaluation reads with α unchanged). The weights returned are α.
+    * ``window`` W (truncated attention): weight 0 wherever |j − t| > W, t = ``position`` (the
+      decoder step: an int or (B,) for a query (B, Dq); for (B, T, Dq) 0 … T−1 by default, or
+      anything broadcastable to (B, T)).
     """
 
-    def __init__(self, score: Module, fused: bool = True):
+    def __init__(self, score: Module, fused: bool = True, temperature: float = 1.0,
+                 dropout: float = 0.0, window: int | None = None):
         self.score, self.fused = score, fused
+        self.temperature = check_temperature("Attention", temperature)
+        self.dropout, self.window = _check_options(dropout, window)
 
     def project_keys(self, keys) -> Tensor:
         """The score's key precomputation, to pass as ``projected`` at every decoder step."""
         return self.score.project_keys(keys)
 
-    def forward(self, query, keys, values=None, mask=None, projected=None) -> tuple:
+    def forward(self, query, keys, values=None, mask=None, projected=None, position=None,
+                rng=None) -> tuple:
         values = keys if values is None else values
         scores = self.score(query, keys, projected=projected)       # (B, [T,] S)
+        if self.temperature != 1.0:
+            scores = scores / self.temperature                      # e / T  (B, [T,] S)
+        if self.window is not None:
+            mask = self._truncated(mask, scores.shape, position)    # (B, [T,] S)
         checked = _checked("Attention", scores, values, mask)       # once, not again in read
-        return (_read if self.fused else _attend)(*checked)          # (B, [T,] D), (B, [T,] S)
+        context, weights = (_read if self.fused else _attend)(*checked)  # (B, [T,] D), (B, [T,] S)
+        if self.dropout > 0 and self.training and rng is not None:
+            kept = F.dropout(weights, self.dropout, rng)             # α ⊙ m / (1 − p)  (B, [T,] S)
+            context = weighted_sum(kept, values)                    # (B, [T,] D)
+        return context, weights
+
+    def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
+        """The mask (or all True) and |j − t| ≤ W, broadcast to the scores' shape."""
+        if position is None:
+            if len(shape) == 2:
+                raise ValueError("Attention: window=W with one query per example (B, Dq) needs "
+                                 "position, the decoder step t")
+            position = np.arange(shape[-2])                          # (T,): t = 0 … T−1
+        t = np.asarray(position)                      # (), (B,); or (T,), (B, T) for (B, T, S)
+        try:
+            near = np.broadcast_to(window_mask(t, shape[-1], self.window), shape)  # (B, [T,] S)
+        except ValueError:
+            raise ValueError(f"Attention: position of shape {t.shape} does not fit scores "
+                             f"{shape_str(shape, scores_letters(len(shape)))}") from None
+        if mask is None:
+            return near
+        return near & as_mask(mask, shape, "Attention")              # (B, [T,] S)
+
+
+def _check_options(dropout, window) -> tuple:
+    """``Attention``'s dropout p in [0, 1) and window W (None or an int ≥ 0), or a ValueError."""
+    if not (isinstance(dropout, (int, float)) and 0 <= dropout < 1):
+        raise ValueError(f"Attention: dropout p must be a number in [0, 1), got {dropout!r}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
+                               or window < 0):
+        raise ValueError(f"Attention: window W must be None or an int >= 0, got {window!r}")
+    return float(dropout), window
