@@ -80,6 +80,7 @@ class AttentionContext(NamedTuple):
     keys: mg.Tensor              # (B, S, K) annotations
     mask: np.ndarray | None      # (B, S) True = real; None when nothing is padding
     projected: mg.Tensor         # (B, S, ·) the score's key projection
+    rng: np.random.Generator | None = None  # the training generator (attention dropout)
 
 
 class Decoder(Module):
@@ -115,7 +116,7 @@ class Decoder(Module):
         """
         if teacher_forcing < 1 and rng is None:
             raise ValueError("teacher_forcing < 1 draws which inputs to replace: pass rng")
-        state, ctx = self.start(encoded)
+        state, ctx = self.start(encoded, rng)  # rng: attention dropout draws from it
         B, T = tgt_in.shape
         steps, weights = [], []
         for t in range(T):
@@ -153,7 +154,7 @@ class PlainDecoder(Decoder):
         self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
         self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
 
-    def start(self, encoded: Encoded) -> tuple:
+    def start(self, encoded: Encoded, rng=None) -> tuple:
         c = encoded.final                                                # (B, K)
         table, W_c = self._input_table()                                 # (3H, V), (3H, K)
         ctx = PlainContext(table, c, F.linear(c, W_c))                   # gi_c (B, 3H)
@@ -174,29 +175,34 @@ class BahdanauDecoder(Decoder):
         p(y_t | y_<t, x) = softmax(W_o [s_t ; c_t] + b_o)
         s_0  = tanh(W_init · mean_j h_j + b_init)   (mean over the real positions)
 
-    ``score`` is any of SCORES; ``attn_dim`` is A for the additive and concat scores.
+    ``score`` is any of SCORES; ``attn_dim`` is A for the additive and concat scores;
+    ``attention`` holds source 003 §6's options for ``attention.Attention`` (``temperature``,
+    ``dropout``, ``window``: a window |j − t| ≤ W around the decoder step t).
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
                  attn_dim: int = 64, score: str = "additive", reset_after: bool = True,
-                 rng: np.random.Generator | None = None, dtype=np.float64):
+                 rng: np.random.Generator | None = None, dtype=np.float64,
+                 attention: dict | None = None):
         rng = init.generator("BahdanauDecoder", rng)
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
-        self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype))
+        self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype),
+                                   **(attention or {}))
         self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
         self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
         self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
 
-    def start(self, encoded: Encoded) -> tuple:
+    def start(self, encoded: Encoded, rng=None) -> tuple:
         keys = encoded.annotations                                       # (B, S, K)
         mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
         table, W_c = self._input_table()                                 # (3H, V), (3H, K)
-        ctx = AttentionContext(table, W_c, keys, mask, self.attention.project_keys(keys))
+        ctx = AttentionContext(table, W_c, keys, mask, self.attention.project_keys(keys), rng)
         return self.cell.initial_state(mg.tanh(self.init(masked_mean(encoded)))), ctx  # (s_0,)
 
     def step(self, y_prev, state, ctx: AttentionContext, t):
         s = state[0]                                                     # s_{t−1} (B, H)
-        c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)  # (B, K), (B, S)
+        c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
+                                  position=t, rng=ctx.rng)               # (B, K), (B, S)
         gi = self._embedded_input(ctx, y_prev) + F.linear(c, ctx.W_extra)  # (B, 3H)
         state = self.cell.step(gi, state)                                # (s_t,) (B, H)
         return state, (state[0], c), alpha

@@ -1,19 +1,31 @@
 """Luong et al. 2015's attention decoder: RNN first, then attention, then the "attentional
 hidden state". Shape letters as in ``models/decoders.py`` (H decoder hidden, K annotation width).
 
-    s_t  = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}])      (input feeding; without it: E y_{t−1} alone)
+Source 003 §3.1 gives the plain form, the default here:
+
+    s_t  = RNN(s_{t−1}, E y_{t−1})                   the RNN's input is y_{t−1} alone, "no c_t"
     e_tj = score(s_t, h_j)                           dot sᵀh,  general sᵀW h,  concat vᵀtanh(W[s; h])
     α_t  = softmax(e_t),   c_t = Σ_j α_tj h_j
-    h̃_t  = tanh(W_c [c_t ; s_t])                     (no bias, as in the paper)
+    h̃_t  = tanh(W_c [c_t ; s_t])                     combine="concat" (no bias, as in the paper)
     p(y_t | y_<t, x) = softmax(W_o h̃_t + b_o)
 
-Compared with Bahdanau's order (attend with s_{t−1}, then update) the state s_t is computed
-*without* the current context and corrected afterwards by h̃_t; input feeding passes h̃_{t−1}
-back into the RNN so the next step knows what was attended ("coverage" in the paper).
+or, with ``combine="gate"`` (003 §3.1: "a learned gate controls how much of c_t and s_t is
+mixed"; the source gives no formula, this is ours):
+
+    z_t  = σ(W_g [c_t ; s_t] + b_g),    h̃_t = z_t ⊙ tanh(W_c c_t) + (1 − z_t) ⊙ s_t
+
+so z_t → 0 keeps the decoder's own state and z_t → 1 takes the attended content.
+
+Input feeding (``input_feeding=True``) is not in the sources: it comes from the Luong et al.
+2015 paper (§3.3), which feeds h̃_{t−1} back, s_t = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}]), so the
+next step knows what was attended. Compared with Bahdanau's order (attend with s_{t−1}, then
+update) the state s_t is computed *without* the current context and corrected by h̃_t.
 
 Local attention (``score="local-m"`` / ``"local-p"``) reads only a window [p_t − D, p_t + D]:
 local-m takes p_t = t (monotonic alignment), local-p predicts p_t = S·σ(v_pᵀ tanh(W_p s_t)) and
 weights the window with a Gaussian around it; both use the general score inside the window.
+Global attention takes source 003 §6's options instead: ``temperature``, ``attn_dropout`` and
+``truncate`` (a window |j − t| ≤ W around the decoder step, see ``attention.Attention``).
 """
 from __future__ import annotations
 
@@ -28,26 +40,25 @@ from models.decoders import AttentionContext, Decoder, make_score, masked_mean
 from models.recurrent import GRUCell, LSTMCell
 
 LUONG_SCORES = ("dot", "general", "concat", "local-m", "local-p")
+COMBINES = ("concat", "gate")
 
 
 class LuongDecoder(Decoder):
     """Luong's decoder with a GRU (default) or an LSTM (``cell="lstm"``, as in the paper).
 
-    State: ``(s, h̃)`` for the GRU, ``(h, c, h̃)`` for the LSTM (h̃ only with input feeding).
+    State: ``(s,)`` for the GRU, ``(h, c)`` for the LSTM, followed by h̃ with input feeding.
     ``s_0 = tanh(W_init · mean_j h_j + b_init)`` as in ``BahdanauDecoder``; the LSTM's memory
-    starts at 0.
+    starts at 0. ``attention`` (global) takes ``temperature``, ``dropout`` and ``window``.
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
-                 score: str = "general", attn_dim: int = 64, input_feeding: bool = True,
+                 score: str = "general", attn_dim: int = 64, input_feeding: bool = False,
                  cell: str = "gru", window: int = 2, reset_after: bool = True,
-                 rng: np.random.Generator | None = None, dtype=np.float64):
+                 rng: np.random.Generator | None = None, dtype=np.float64,
+                 combine: str = "concat", attention: dict | None = None):
         rng = init.generator("LuongDecoder", rng)
-        if score not in LUONG_SCORES:
-            raise ValueError(f"LuongDecoder: unknown score {score!r}; choose from {LUONG_SCORES}")
-        if cell not in ("gru", "lstm"):
-            raise ValueError(f"LuongDecoder: cell must be 'gru' or 'lstm', got {cell!r}")
-        self.input_feeding, self.local = input_feeding, score.startswith("local")
+        _check(score, cell, combine, attention)
+        self.input_feeding, self.local, self.mix = input_feeding, score.startswith("local"), combine
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         in_dim = embed_dim + (hidden_size if input_feeding else 0)
         self.cell = (GRUCell(in_dim, hidden_size, reset_after, rng=rng, dtype=dtype) if cell == "gru"
@@ -57,16 +68,21 @@ class LuongDecoder(Decoder):
                                             window, predictive=score == "local-p",
                                             query_dim=hidden_size, rng=rng, dtype=dtype)
         else:
-            self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype))
-        self.combine = Linear(key_dim + hidden_size, hidden_size, bias=False, rng=rng, dtype=dtype)
+            self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype),
+                                       **(attention or {}))
+        if combine == "concat":                                          # W_c (H, K + H)
+            self.combine = Linear(key_dim + hidden_size, hidden_size, bias=False, rng=rng, dtype=dtype)
+        else:                                                            # W_c (H, K), W_g, b_g
+            self.combine = Linear(key_dim, hidden_size, bias=False, rng=rng, dtype=dtype)
+            self.gate = Linear(key_dim + hidden_size, hidden_size, rng=rng, dtype=dtype)
         self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
         self.out = Linear(hidden_size, vocab_size, rng=rng, dtype=dtype)
 
-    def start(self, encoded):
+    def start(self, encoded, rng=None):
         keys = encoded.annotations                                       # (B, S, K)
         mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
         table, W_feed = self._input_table()                              # (G, V), (G, H) or None
-        ctx = AttentionContext(table, W_feed, keys, mask, self.attention.project_keys(keys))
+        ctx = AttentionContext(table, W_feed, keys, mask, self.attention.project_keys(keys), rng)
         s0 = mg.tanh(self.init(masked_mean(encoded)))                    # (B, H)
         state = self.cell.initial_state(s0)                              # (s_0,) or (s_0, c_0 = 0)
         if self.input_feeding:
@@ -81,10 +97,34 @@ class LuongDecoder(Decoder):
             gi = gi + F.linear(fed[0], ctx.W_extra)                      # (B, G): + W_ih^feed h̃_{t−1}
         rnn = self.cell.step(gi, rnn)                                    # (s_t,) or (h_t, c_t)
         s = rnn[0]                                                       # s_t (B, H)
-        if self.local and not self.attention.predictive:                # local-m: p_t = t
+        if not self.local:                                               # global: t for a window
+            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
+                                      position=t, rng=ctx.rng)           # (B, K), (B, S)
+        elif not self.attention.predictive:                              # local-m: p_t = t
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, position=t,
                                       projected=ctx.projected)           # (B, K), (B, S)
-        else:                                                  # global, or local-p (predicts p_t)
-            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)  # (B, K), (B, S)
-        h_tilde = mg.tanh(self.combine(mg.concatenate([c, s], axis=-1)))  # (B, H)
+        else:                                                            # local-p predicts p_t
+            c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)
+        h_tilde = self.attentional(c, s)                                 # (B, H)
         return rnn + ((h_tilde,) if self.input_feeding else ()), (h_tilde,), alpha
+
+    def attentional(self, c, s) -> mg.Tensor:
+        """h̃_t from c_t (B, K) and s_t (B, H): tanh(W_c [c_t; s_t]), or the gate's mix."""
+        cs = mg.concatenate([c, s], axis=-1)                             # (B, K + H)
+        if self.mix == "concat":
+            return mg.tanh(self.combine(cs))                             # (B, H)
+        z = self.gate(cs).sigmoid()                                      # (B, H): z_t
+        return z * mg.tanh(self.combine(c)) + (1 - z) * s                # (B, H)
+
+
+def _check(score: str, cell: str, combine: str, attention) -> None:
+    """The constructor's choices, or a ValueError that names the bad one."""
+    if score not in LUONG_SCORES:
+        raise ValueError(f"LuongDecoder: unknown score {score!r}; choose from {LUONG_SCORES}")
+    if cell not in ("gru", "lstm"):
+        raise ValueError(f"LuongDecoder: cell must be 'gru' or 'lstm', got {cell!r}")
+    if combine not in COMBINES:
+        raise ValueError(f"LuongDecoder: combine must be one of {COMBINES}, got {combine!r}")
+    if attention and score.startswith("local"):
+        raise ValueError(f"LuongDecoder: {sorted(attention)} apply to global attention, not "
+                         f"{score!r}")

@@ -22,11 +22,13 @@ import minigrad as mg
 from minigrad import functional as F, init
 from minigrad.nn import Module
 
+from attention.masking import check_temperature
+
 from models.vocab import BOS, PAD
 from models.decoding import beam_search, greedy
 from models.decoders import SCORES, BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder, check_source
-from models.luong import LUONG_SCORES, LuongDecoder
+from models.luong import COMBINES, LUONG_SCORES, LuongDecoder
 from models.transformer import POSITIONS, TransformerDecoder, TransformerEncoder
 from models.transformer_layers import ACTIVATIONS
 
@@ -45,7 +47,11 @@ class ModelConfig:
 
     ``hidden`` is the encoder's size per direction (annotations are 2·hidden wide);
     ``dec_hidden`` the decoder's; ``attn`` the width A of the additive and concat scores.
-    The Transformer (``decoder="transformer"``, which brings its own encoder) reads ``layers``
+    ``input_feeding`` (off: source 003 §3.1's plain form) and ``combine`` ("concat" or "gate")
+    are Luong's; ``window`` is local attention's half-width D. Source 003 §6's options for the
+    global attention of Bahdanau's and Luong's decoders: ``temperature`` T (α = softmax(e / T)),
+    ``dropout`` p (on α, in training only) and ``truncate`` W (weight 0 where |j − t| > W;
+    None: the whole source). The Transformer (``decoder="transformer"``, which brings its own encoder) reads ``layers``
     (per stack), ``heads``, ``d_model``, ``ff`` (feed-forward width), ``dropout`` (attention
     dropout), ``activation``, ``positions`` and ``max_positions`` (learned positions' table).
     """
@@ -57,7 +63,7 @@ class ModelConfig:
     attn: int = 64
     decoder: str = "bahdanau"
     score: str = "additive"
-    input_feeding: bool = True
+    input_feeding: bool = False
     cell: str = "gru"
     window: int = 2
     reset_after: bool = True
@@ -70,11 +76,14 @@ class ModelConfig:
     activation: str = "relu"
     positions: str = "sinusoidal"
     max_positions: int = 128
+    combine: str = "concat"
+    temperature: float = 1.0
+    truncate: int | None = None
 
     def __post_init__(self):
         """Types and ranges first (a config may come from a JSON file anyone wrote): sizes are
         capped, so a tampered ``"hidden": 200000`` is refused before anything is allocated."""
-        for name in ("decoder", "score", "cell", "dtype", "activation", "positions"):
+        for name in ("decoder", "score", "cell", "dtype", "activation", "positions", "combine"):
             if not isinstance(getattr(self, name), str):
                 raise ValueError(f"ModelConfig: {name} must be a string, got {getattr(self, name)!r}")
         for name in ("input_feeding", "reset_after"):
@@ -100,6 +109,30 @@ class ModelConfig:
         if self.dtype not in DTYPES:
             raise ValueError(f"ModelConfig: dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
         self._check_transformer()
+        self._check_attention_options()
+
+    def _check_attention_options(self) -> None:
+        """combine, temperature, dropout and truncate: valid, and for a decoder that has them."""
+        if self.combine not in COMBINES or (self.combine != "concat" and self.decoder != "luong"):
+            raise ValueError(f"ModelConfig: combine must be one of {COMBINES} (Luong's decoder "
+                             f"only), got {self.combine!r} for {self.decoder!r}")
+        check_temperature("ModelConfig", self.temperature)
+        if self.truncate is not None and (isinstance(self.truncate, bool)
+                                          or not isinstance(self.truncate, int) or self.truncate < 0):
+            raise ValueError(f"ModelConfig: truncate must be None or an int >= 0, got {self.truncate!r}")
+        field = {"temperature": "temperature", "dropout": "dropout", "window": "truncate"}
+        given = [field[k] for k in self.attention_options()
+                 if not (k == "dropout" and self.decoder == "transformer")]  # its own dropout
+        if given and (self.decoder in ("plain", "transformer") or self.score.startswith("local")):
+            raise ValueError(f"ModelConfig: {', '.join(given)} apply to the global attention of "
+                             f"the bahdanau and luong decoders, not {self.decoder!r} with "
+                             f"{self.score!r}")
+
+    def attention_options(self) -> dict:
+        """The options of ``attention.Attention`` that differ from its defaults."""
+        opts = {"temperature": self.temperature, "dropout": self.dropout, "window": self.truncate}
+        defaults = {"temperature": 1.0, "dropout": 0.0, "window": None}
+        return {k: v for k, v in opts.items() if v != defaults[k]}
 
     def _check_transformer(self) -> None:
         if self.d_model % self.heads:
@@ -125,7 +158,9 @@ class ModelConfig:
         unknown = sorted(set(d) - names)
         if unknown:
             raise ValueError(f"ModelConfig: unknown field(s) {unknown}")
-        return cls(**d)
+        # input feeding was on by default before the plain form (003 §3.1) became the default:
+        # a saved config without the field was trained with it, and loads that way
+        return cls(**{"input_feeding": True, **d})
 
 
 def decoder_inputs(tgt: np.ndarray) -> np.ndarray:
@@ -151,11 +186,13 @@ class Seq2Seq(Module):
         K = 2 * c.hidden
         if c.decoder == "bahdanau":
             self.decoder = BahdanauDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.attn, c.score,
-                                           c.reset_after, rng=rng, dtype=dtype)
+                                           c.reset_after, rng=rng, dtype=dtype,
+                                           attention=c.attention_options())
         elif c.decoder == "luong":
             self.decoder = LuongDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.score, c.attn,
                                         c.input_feeding, c.cell, c.window, c.reset_after,
-                                        rng=rng, dtype=dtype)
+                                        rng=rng, dtype=dtype, combine=c.combine,
+                                        attention=c.attention_options())
         else:
             self.decoder = PlainDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.reset_after,
                                         rng=rng, dtype=dtype)

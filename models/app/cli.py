@@ -25,6 +25,8 @@ import sys
 import time
 import warnings
 
+from attention import Attention
+from attention.masking import check_temperature
 from minigrad.runtime import blas
 from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.compare import (CompareConfig, ScoresConfig, compare_length, compare_scores,
@@ -62,9 +64,19 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dec-hidden", type=int, default=None, help="decoder hidden size (default: "
                    "64, or 2 × --hidden for the dot scores)")
     g.add_argument("--attn", type=int, default=64, help="attention width A (additive, concat)")
-    g.add_argument("--no-input-feeding", action="store_true", help="luong: no input feeding")
+    g.add_argument("--input-feeding", action="store_true", help="luong: feed h̃_{t−1} back into "
+                   "the RNN (Luong et al. 2015 §3.3; not in the sources, so off by default)")
+    g.add_argument("--combine", choices=("concat", "gate"), default="concat",
+                   help="luong: h̃_t = tanh(W_c [c_t; s_t]) or a learned gate (source 003 §3.1)")
     g.add_argument("--cell", choices=("gru", "lstm"), default="gru", help="luong decoder's cell")
-    g.add_argument("--window", type=int, default=2, help="local attention half-width D")
+    g.add_argument("--window", type=int, default=None, metavar="W", help="local-m/local-p: the "
+                   "half-width D (default 2); any other score: truncated attention, weight 0 "
+                   "where |j - t| > W (default: the whole source)")
+    g.add_argument("--temperature", type=float, default=1.0, metavar="T",
+                   help="α = softmax(e / T): below 1 sharper, above 1 flatter (source 003 §6)")
+    g.add_argument("--attn-dropout", "--dropout", dest="dropout", type=float, default=0.0,
+                   metavar="P", help="dropout on the attention weights α, in training only "
+                   "(source 003 §6; every decoder with attention)")
     g.add_argument("--reset-before", action="store_true",
                    help="Cho et al. 2014's GRU (reset gate before W_hn) instead of PyTorch's")
     g.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
@@ -73,7 +85,6 @@ def _model_options(p: argparse.ArgumentParser) -> None:
     t.add_argument("--heads", type=int, default=4, help="attention heads h")
     t.add_argument("--d-model", type=int, default=64, help="model width D")
     t.add_argument("--ff", type=int, default=None, help="feed-forward width (default 2D)")
-    t.add_argument("--dropout", type=float, default=0.0, help="attention dropout p")
     t.add_argument("--activation", choices=("relu", "gelu"), default="relu")
     t.add_argument("--positions", choices=("sinusoidal", "learned"), default="sinusoidal")
 
@@ -138,6 +149,8 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     tr.add_argument("--no-heatmap", action="store_true")
     tr.add_argument("--month-first", action="store_true", help="dates: read ambiguous numeric "
                     "dates (03/04/2020) month first (US) instead of day first")
+    tr.add_argument("--temperature", type=float, default=None, metavar="T", help="decode with "
+                    "α = softmax(e / T) (default: the temperature the model was trained with)")
     ins = add("inspect", help="source 003 §6's debugging checks on a saved run: diagonality, "
               "lazy attention, entropy per step, gradient through attention vs recurrence")
     ins.add_argument("run", help="a run folder (or its checkpoint.json)")
@@ -168,10 +181,12 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
 
 def _model_config(a) -> dict:
     score = a.score or ("general" if a.decoder == "luong" else "additive")
-    dot = score in ("dot", "scaled-dot")
+    dot, local = score in ("dot", "scaled-dot"), score.startswith("local")
     return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
                 dec_hidden=a.dec_hidden or (2 * a.hidden if dot else 64),
-                input_feeding=not a.no_input_feeding, cell=a.cell, window=a.window,
+                input_feeding=a.input_feeding, cell=a.cell, combine=a.combine,
+                window=a.window if local and a.window is not None else 2,
+                truncate=None if local else a.window, temperature=a.temperature,
                 reset_after=not a.reset_before, dtype=a.dtype, layers=a.layers, heads=a.heads,
                 d_model=a.d_model, ff=a.ff or 2 * a.d_model, dropout=a.dropout,
                 activation=a.activation, positions=a.positions)
@@ -281,6 +296,16 @@ def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0
     return list(zip(texts, outs))
 
 
+def set_temperature(model, temperature: float) -> None:
+    """Decode ``model`` with α = softmax(e / T) (source 003 §6): its attention's T becomes
+    ``temperature``. Only the global attention of the bahdanau and luong decoders has one."""
+    attention = getattr(model.decoder, "attention", None)
+    if not isinstance(attention, Attention):
+        raise ValueError(f"translate: --temperature needs global attention; this model has the "
+                         f"{model.config.decoder!r} decoder with the {model.config.score!r} score")
+    attention.temperature = check_temperature("translate: --temperature", temperature)
+
+
 def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
     """Print each translation (and its heatmap); SVG heatmaps go to new files in ``svg_dir``.
     ``results``: (text, Translation) pairs, or ``datetext.Reading``s (with their notes)."""
@@ -315,6 +340,8 @@ def cmd_translate(a) -> None:
     if a.month_first and not is_dates:
         raise ValueError("translate: --month-first is for a dates checkpoint; "
                          f"{a.checkpoint} was trained on {index.get('task')!r}")
+    if a.temperature is not None:
+        set_temperature(model, a.temperature)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if is_dates:  # normalised, ambiguity reported, output checked as a calendar date

@@ -15,7 +15,7 @@ VARIANTS = {
     "luong-dot": dict(decoder="luong", score="dot", dec_hidden=4),
     "luong-general": dict(decoder="luong", score="general"),
     "luong-concat-lstm": dict(decoder="luong", score="concat", cell="lstm"),
-    "luong-no-feeding": dict(decoder="luong", score="general", input_feeding=False),
+    "luong-feeding": dict(decoder="luong", score="general", input_feeding=True),
     "luong-local-m": dict(decoder="luong", score="local-m", window=1),
     "luong-local-p": dict(decoder="luong", score="local-p", window=1),
     "plain": dict(decoder="plain"),
@@ -93,9 +93,9 @@ def test_bahdanau_ordering_by_hand():
 
 
 def test_luong_ordering_by_hand():
-    """s_1 = GRU([E y_0; h̃_0 = 0], s_0); c_1 from score(s_1, h); h̃_1 = tanh(W_c [c_1; s_1]);
-    logits_1 = W_o h̃_1 + b_o."""
-    model = tiny_model(decoder="luong", score="dot", dec_hidden=4)
+    """With input feeding: s_1 = GRU([E y_0; h̃_0 = 0], s_0); c_1 from score(s_1, h);
+    h̃_1 = tanh(W_c [c_1; s_1]); logits_1 = W_o h̃_1 + b_o."""
+    model = tiny_model(decoder="luong", score="dot", dec_hidden=4, input_feeding=True)
     src, src_mask, tgt, _ = batch()
     logits, alignment = model(src, tgt, src_mask)
     d = model.decoder
