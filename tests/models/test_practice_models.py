@@ -127,7 +127,8 @@ def test_the_gate_trains_on_reverse():
     cfg = TrainConfig(task="reverse", n_train=2000, n_val=200, min_len=3, max_len=7,
                       batch_size=32, epochs=12, target=0.9, seed=0)
     trainer = Trainer.create(cfg, dict(embed=16, hidden=32, dec_hidden=32, attn=32,
-                                       dtype="float32", decoder="luong", combine="gate"))
+                                       dtype="float32", decoder="luong", score="general",
+                                       combine="gate"))
     with blas.threads(1):
         trainer.run(log=lambda line: None)
     assert trainer.state.history[-1]["val_exact"] >= 0.9
