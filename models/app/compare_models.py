@@ -51,7 +51,8 @@ class ModelsConfig:
 MODELS = (
     ("Bahdanau", dict(decoder="bahdanau", score="additive", embed=32, hidden=32, dec_hidden=64,
                       attn=32)),
-    ("Luong", dict(decoder="luong", score="general", embed=32, hidden=32, dec_hidden=64)),
+    ("Luong", dict(decoder="luong", score="general", embed=32, hidden=32, dec_hidden=64,
+                   input_feeding=True)),
     ("Transformer", dict(decoder="transformer", layers=1, heads=4, d_model=52, ff=104)),
 )
 
