@@ -122,6 +122,18 @@ def test_config_errors_for_the_options():
         LuongDecoder(5, 3, 4, 4, combine="sum")
 
 
+def test_a_saved_config_loads_as_it_was_trained():
+    """Configs saved before the plain form became the default were trained with input
+    feeding: without the field they load with it; with it, as saved (both ways)."""
+    old = ModelConfig(5, 5, decoder="luong", score="general", input_feeding=True).to_dict()
+    del old["input_feeding"]
+    assert ModelConfig.from_dict(old).input_feeding is True
+    for feeding in (True, False):
+        saved = ModelConfig(5, 5, decoder="luong", score="general", input_feeding=feeding).to_dict()
+        assert ModelConfig.from_dict(saved).input_feeding is feeding
+    assert ModelConfig(5, 5, decoder="luong", score="general").input_feeding is False  # new default
+
+
 @pytest.mark.slow
 def test_the_gate_trains_on_reverse():
     cfg = TrainConfig(task="reverse", n_train=2000, n_val=200, min_len=3, max_len=7,
