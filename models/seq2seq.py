@@ -51,9 +51,10 @@ class ModelConfig:
     are Luong's; ``window`` is local attention's half-width D. Source 003 §6's options for the
     global attention of Bahdanau's and Luong's decoders: ``temperature`` T (α = softmax(e / T)),
     ``dropout`` p (on α, in training only) and ``truncate`` W (weight 0 where |j − t| > W;
-    None: the whole source). The Transformer (``decoder="transformer"``, which brings its own encoder) reads ``layers``
-    (per stack), ``heads``, ``d_model``, ``ff`` (feed-forward width), ``dropout`` (attention
-    dropout), ``activation``, ``positions`` and ``max_positions`` (learned positions' table).
+    None: the whole source). The Transformer (``decoder="transformer"``, which brings its own
+    encoder) reads ``layers`` (per stack), ``heads``, ``d_model``, ``ff`` (feed-forward width),
+    ``dropout`` (attention dropout, the same field), ``activation``, ``positions`` and
+    ``max_positions`` (learned positions' table).
     """
     src_vocab: int
     tgt_vocab: int
