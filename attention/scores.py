@@ -18,6 +18,7 @@ from minigrad import functional as F, init
 from minigrad.coerce import as_tensor
 from minigrad.nn import Module, Parameter
 from minigrad.tensor import Tensor
+from minigrad.xp import once_differentiable
 
 
 class Score(Module):
@@ -99,7 +100,9 @@ def additive_tanh(q, k, v) -> Tensor:
         d *= v.data                                           # (B, [T,] S, A)
         gv = g.reshape(-1) @ u.reshape(-1, A) if v.requires_grad else None  # (A,)
         return d.sum(axis=-2), (d.sum(axis=1) if three else d), gv
-    return Tensor._from_op(e, (q, k, v), vjp, "additive_tanh")
+    return Tensor._from_op(e, (q, k, v), once_differentiable(
+        vjp, "additive_tanh", "AdditiveScore(fused=False) or ConcatScore(fused=False), the "
+        "composed score"), "additive_tanh")
 
 
 class AdditiveScore(Score):

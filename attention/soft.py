@@ -26,6 +26,7 @@ from minigrad import functional as F
 from minigrad.coerce import pair
 from minigrad.nn import Module
 from minigrad.tensor import Tensor
+from minigrad.xp import once_differentiable
 
 
 def _check_read(who: str, scores, values, role: str = "scores") -> bool:
@@ -146,8 +147,10 @@ def _read(scores, values, mask, single) -> tuple:
             return ge, a[..., :, None] * g[..., None, :]              # (B, S, D): α_j g
         return ge, np.swapaxes(a, -1, -2) @ g                         # (B, S, D): Σ_t α_tj g_t
 
-    context = Tensor._from_op(c, (scores, values), vjp, "read")
-    weights = Tensor._from_op(a, (scores,), lambda g: (F.softmax_vjp(a, g),), "read.weights")
+    context = Tensor._from_op(c, (scores, values), once_differentiable(
+        vjp, "read", "attention.attend, the composed read (Attention(fused=False))"), "read")
+    weights = Tensor._from_op(a, (scores,), lambda xp, g, a, scores: (F.softmax_vjp(a, g),),
+                              "read.weights")
     return context, weights
 
 

@@ -7,18 +7,18 @@
 """
 from minigrad.engine import detect_anomaly, grad, no_grad
 from minigrad.tensor import Tensor, tensor
-from minigrad.ops import (add, sub, mul, div, neg, pow, rpow, exp, log, sqrt, tanh, sigmoid,
-                          relu, sum, mean, max, logsumexp, matmul)
+from minigrad.ops import (add, sub, mul, div, neg, pow, rpow, astype, exp, log, sqrt, tanh,
+                          sigmoid, relu, sum, mean, max, logsumexp, matmul)
 from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,
-                                concatenate, stack, split, getitem, where, masked_fill)
+                                concatenate, stack, split, getitem, scatter, where, masked_fill)
 from minigrad.serialization import save, load
 from minigrad import functional, init, nn, optim
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",
-    "add", "sub", "mul", "div", "neg", "pow", "rpow", "exp", "log", "sqrt", "tanh", "sigmoid", "relu",
-    "sum", "mean", "max", "logsumexp", "matmul",
+    "add", "sub", "mul", "div", "neg", "pow", "rpow", "astype", "exp", "log", "sqrt", "tanh",
+    "sigmoid", "relu", "sum", "mean", "max", "logsumexp", "matmul",
     "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
-    "concatenate", "stack", "split", "getitem", "where", "masked_fill",
+    "concatenate", "stack", "split", "getitem", "scatter", "where", "masked_fill",
     "functional", "init", "nn", "optim",
 ]

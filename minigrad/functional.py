@@ -8,7 +8,7 @@ Each could be composed from primitives (and the tests compose them to check). Wh
 * linear: x Wᵀ + b is one node instead of three (transpose, matmul, add), so a layer costs
   the engine one VJP call, and the weight keeps PyTorch's layout ``(out, in)``;
 * embedding: a gather, ``weight[ids]``; its backward scatters g back into the rows the ids
-  picked (repeated ids add up), which ``embedding`` does faster than ``np.add.at``;
+  picked (repeated ids add up; ``xp.scatter`` does it faster than ``np.add.at``);
 * dropout: ``x * mask`` with the random mask scaled by 1/(1 − p) built inside, so its
   backward multiplies g by that same mask; the identity when not training.
 """
@@ -64,7 +64,8 @@ def softmax_array(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
 def softmax_vjp(y: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
     """dL/dx = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x): (diag(y) − y yᵀ) g, no matrix built.
 
-    Also right for a masked softmax: there y_j = 0 at masked entries, so they get 0.
+    Also right for a masked softmax: there y_j = 0 at masked entries, so they get 0. On arrays,
+    or on Tensors under ``create_graph`` (then y is the softmax's output tensor).
     """
     return y * (g - (g * y).sum(axis=axis, keepdims=True))
 
@@ -81,7 +82,7 @@ def softmax(x, axis: int = -1, mask=None) -> Tensor:
     if mask is not None:
         mask = _check_mask("softmax", x, mask)
     y = softmax_array(x.data, axis, mask)
-    return Tensor._from_op(y, (x,), lambda g: (softmax_vjp(y, g, axis),), "softmax")
+    return Tensor._from_op(y, (x,), lambda xp, g, y, x: (softmax_vjp(y, g, axis),), "softmax")
 
 
 def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
@@ -107,12 +108,13 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
     if mask is not None:
         out = np.where(mask, out, 0)
         s = np.where(s == 0, 1, s)
-    p = e / s
+    p = e / s                                   # softmax(x): the derivative of log Σ e^x
 
-    def vjp(g):
+    def vjp(xp, g, out, x):
         if mask is not None:
-            g = np.where(mask, g, 0)
-        return (g - p * g.sum(axis=axis, keepdims=True),)
+            g = xp.where(mask, g, 0)
+        sm = xp.saved(p, lambda: softmax(x, axis, mask))
+        return (g - sm * g.sum(axis=axis, keepdims=True),)
     return Tensor._from_op(out, (x,), vjp, "log_softmax")
 
 
@@ -155,11 +157,12 @@ def cross_entropy(logits, targets, ignore_index: int | None = None, reduction: s
     n = max(count, 1) if reduction == "mean" else 1
     out = np.asarray(nll.sum() / n, dtype=logits.dtype)
 
-    def vjp(g):
-        grad = e / s
-        grad[rows, tf] -= 1
-        grad *= (g / n if keep is None else keep * (g / n))[..., None]
-        return (grad.reshape(logits.shape),)
+    def vjp(xp, g, out, logits):
+        p = xp.saved(e / s, lambda: softmax(logits.reshape(-1, C), axis=1))  # (N, C)
+        onehot = np.zeros(p.shape, dtype=p.dtype)
+        onehot[rows, tf] = 1                                                 # (N, C), constant
+        weight = (g / n if keep is None else keep * (g / n))[..., None]      # (N, 1)
+        return (((p - onehot) * weight).reshape(logits.shape),)
     return Tensor._from_op(out, (logits,), vjp, "cross_entropy")
 
 
@@ -189,13 +192,13 @@ def linear(x, weight, bias=None) -> Tensor:
         out += bias.data
         parents = (x, weight, bias)
 
-    def vjp(g):
+    dx, dw = x.requires_grad, weight.requires_grad
+
+    def vjp(xp, g, out, x, weight, bias=None):
         g2 = g.reshape(-1, g.shape[-1])                                  # (N, out)
-        gx = g @ weight.data if x.requires_grad else None
-        gw = g2.T @ x.data.reshape(-1, x.shape[-1]) if weight.requires_grad else None
-        if bias is None:
-            return gx, gw
-        return gx, gw, g2.sum(axis=0)
+        gx = g @ weight if dx else None                                  # (..., in)
+        gw = g2.T @ x.reshape(-1, x.shape[-1]) if dw else None           # (out, in)
+        return (gx, gw) if bias is None else (gx, gw, g2.sum(axis=0))
     return Tensor._from_op(out, parents, vjp, "linear")
 
 
@@ -217,22 +220,9 @@ def embedding(weight, ids) -> Tensor:
                          f"(weight shape {weight.shape})")
     out = weight.data[ids]
 
-    def vjp(g):
-        # Repeated ids add up, as np.add.at would add them; a one-hot matmul for small
-        # tables, else the sum of each run of equal sorted ids, is several times faster.
-        flat, g2 = ids.reshape(-1), g.reshape(-1, weight.shape[1])           # (N,), (N, E)
-        if V <= 64 and flat.size * V <= 1 << 20:
-            onehot = np.zeros((flat.size, V), dtype=g2.dtype)
-            onehot[np.arange(flat.size), flat] = 1                           # (N, V)
-            return (onehot.T @ g2,)                                          # (V, E)
-        gw = np.zeros_like(weight.data)
-        if flat.size:
-            order = np.argsort(flat, kind="stable")
-            run_ids = flat[order]
-            starts = np.flatnonzero(np.r_[True, run_ids[1:] != run_ids[:-1]])  # each run's start
-            gw[run_ids[starts]] = np.add.reduceat(g2[order], starts, axis=0)
-        return (gw,)
-    return Tensor._from_op(out, (weight,), vjp, "embedding")
+    # the VJP: repeated ids add up (xp.scatter: a one-hot matmul or sorted runs, not np.add.at)
+    return Tensor._from_op(out, (weight,), lambda xp, g, out, w: (xp.scatter(g, ids, w.shape),),
+                           "embedding")
 
 
 def dropout(x, p: float, rng: np.random.Generator | None = None, training: bool = True) -> Tensor:
@@ -250,4 +240,4 @@ def dropout(x, p: float, rng: np.random.Generator | None = None, training: bool 
     keep = rng.random(x.shape) >= p
     scale = np.asarray(0.0 if p == 1 else 1.0 / (1.0 - p), dtype=x.dtype)
     mask = keep * scale
-    return Tensor._from_op(x.data * mask, (x,), lambda g: (g * mask,), "dropout")
+    return Tensor._from_op(x.data * mask, (x,), lambda xp, g, out, x: (g * mask,), "dropout")

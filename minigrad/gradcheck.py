@@ -32,7 +32,13 @@ needs a fresh generator with the same seed on every call).
     gradcheck(lambda x, w: mg.tanh(x @ w), [x, w])   # True, or GradcheckError saying where
     numerical_grad(lambda x: (x ** 3).sum(), [np.array([1.0, 2.0])])   # [array([3., 12.])]
 
-    python -m minigrad.gradcheck     # check every primitive and functional op, print a table
+    python -m minigrad.gradcheck             # check every primitive and functional op
+    python -m minigrad.gradcheck --order 2   # their second derivatives (gradgradcheck)
+
+**Second derivatives.** ``gradgradcheck`` applies the same check one level up: the gradient
+of ``fn`` is itself a function of the inputs, and the engine's derivative of it (the backward
+of the backward, recorded with ``create_graph=True``) is compared with central differences of
+first-order gradients.
 """
 from __future__ import annotations
 
@@ -40,8 +46,7 @@ import sys
 
 import numpy as np
 
-from minigrad import engine
-from minigrad.gradcheck_cases import cases as _cases  # the table main() checks
+from minigrad import engine, shape_ops
 from minigrad.tensor import Tensor
 
 PROJECTIONS = 3  # random vectors u in the default mode
@@ -122,7 +127,7 @@ def _errors(analytic: np.ndarray, numeric: np.ndarray, atol: float, rtol: float)
     return abs_err, rel_err, ~(abs_err <= atol + rtol * np.abs(numeric))
 
 
-def _failure(i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, atol, rtol) -> str:
+def _failure(who, i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, atol, rtol) -> str:
     """The message for input ``i``: the worst entry first, then the worst few.
 
     Entries are indexed ``lead + element``: ``lead`` is the projection number or the output
@@ -144,14 +149,15 @@ def _failure(i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, ato
         return (f"{where}: analytic {analytic[ix]:.6e}, numeric {numeric[ix]:.6e}, "
                 f"abs error {abs_err[ix]:.2e}, rel error {rel_err[ix]:.2e}")
 
-    lines = [f"gradcheck: the gradient of input {i} (shape {shape}) is wrong at " + entry(flat[0]),
+    of = "the gradient" if who == "gradcheck" else "the second derivative (the gradient of the gradient)"
+    lines = [f"{who}: {of} of input {i} (shape {shape}) is wrong at " + entry(flat[0]),
              f"  {int(bad.sum())} of {bad.size} entries fail |analytic - numeric| <= "
              f"atol + rtol*|numeric| (atol={atol:g}, rtol={rtol:g}); the worst:"]
     lines += [f"    {entry(ix)}" for ix in flat]
     return "\n".join(lines)
 
 
-def _arguments(inputs) -> tuple:
+def _arguments(inputs, who: str = "gradcheck") -> tuple:
     """``(args for fn, indices of the inputs to check)``: a float array becomes a leaf Tensor
     to check, a float Tensor is checked when it requires grad; anything else is passed as is."""
     args, checked = [], []
@@ -159,29 +165,29 @@ def _arguments(inputs) -> tuple:
         if isinstance(x, np.ndarray) and x.dtype.kind == "f":
             x = Tensor(x, requires_grad=True)   # a float array: a leaf to check
         if isinstance(x, Tensor) and x.dtype.kind == "f":
-            _float64_copy(x, "gradcheck", i)    # refuses float32 with the reason
+            _float64_copy(x, who, i)            # refuses float32 with the reason
             if x.requires_grad:
                 checked.append(i)
         args.append(x)
     if not checked:
         got = ", ".join(f"input {i}: {type(x).__name__} {getattr(x, 'dtype', '')}".rstrip()
                         for i, x in enumerate(inputs))
-        raise ValueError(f"gradcheck: nothing to check: no input is a float64 array or a Tensor "
+        raise ValueError(f"{who}: nothing to check: no input is a float64 array or a Tensor "
                          f"with requires_grad=True ({got}); Python numbers and lists are passed "
                          f"to fn unchecked, so wrap them in np.array(...)")
     return args, checked
 
 
-def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
+def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng, who="gradcheck") -> list:
     """Compare analytic and numeric gradients of every checked input.
 
     Returns ``(input index, max abs error, max rel error, failure message or None)`` per
     checked input.
     """
-    args, checked = _arguments(inputs)
+    args, checked = _arguments(inputs, who)
     out = fn(*args)
     if not isinstance(out, Tensor) or out.dtype != np.float64:
-        raise TypeError(f"gradcheck: fn must return a float64 Tensor, got "
+        raise TypeError(f"{who}: fn must return a float64 Tensor, got "
                         f"{type(out).__name__} of dtype {getattr(out, 'dtype', None)}")
     targets = [args[i] for i in checked]
 
@@ -199,7 +205,7 @@ def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
     rows = [vjp(u) for u in seeds]
     results = []
     for k, i in enumerate(checked):
-        work = _float64_copy(args[i], "gradcheck", i)
+        work = _float64_copy(args[i], who, i)
         call = list(args)
 
         def output() -> np.ndarray:
@@ -217,7 +223,7 @@ def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng) -> list:
             numeric = np.tensordot(seeds, d, axes=(list(range(1, 1 + out.ndim)), out_axes))
             analytic = np.stack([r[k] for r in rows])                       # (P, *x)
         abs_err, rel_err, bad = _errors(analytic, numeric, atol, rtol)
-        message = (_failure(i, work.shape, lead, what, analytic, numeric, abs_err, rel_err,
+        message = (_failure(who, i, work.shape, lead, what, analytic, numeric, abs_err, rel_err,
                             bad, atol, rtol) if bad.any() else None)
         results.append((i, float(abs_err.max(initial=0)), float(rel_err.max(initial=0)), message))
     return results
@@ -270,29 +276,62 @@ def gradcheck_module(module, fn, inputs=(), **kwargs) -> bool:
             p.data = data
 
 
-# ---- python -m minigrad.gradcheck: every op at random shapes --------------------------------
+def first_derivative(fn, inputs, rng: np.random.Generator):
+    """G(*args) = ∂(Σ u ⊙ fn(*args))/∂x for the inputs gradcheck would check, flattened and
+    joined into one vector, u a fixed random vector shaped like fn's output.
 
-def main() -> int:
-    """Gradcheck every op (seed 0) and print a table; the exit status is 1 if any fails."""
-    rng = np.random.default_rng(0)
-    header = f"{'op':<28} {'shapes':<26} {'max abs err':>11} {'max rel err':>11}  ok"
-    print(header, "-" * len(header), sep="\n")
-    cases, failed = _cases(rng), 0
-    for name, fn, inputs in cases:
-        shapes = " ".join(str(np.shape(x)).replace(" ", "") for x in inputs)
+    Called on leaves that require grad, G records its backward (``create_graph=True``), so
+    its own VJP is a second derivative of fn; called under ``no_grad`` (as gradcheck does
+    while it perturbs an input) it computes the same G by an ordinary backward on fresh leaves.
+    """
+    _, checked = _arguments(inputs, "gradgradcheck")
+    seed = []
+
+    def G(*args):
+        recording, call = engine.mode.grad_enabled, list(args)
+        if not recording:
+            for i in checked:
+                call[i] = Tensor(args[i].data, requires_grad=True)
+        engine.mode.grad_enabled = True
         try:
-            results = _check(fn, inputs, 1e-6, 1e-5, 1e-3, False, rng)
-            max_abs = max(r[1] for r in results)
-            max_rel = max(r[2] for r in results)
-            ok = all(r[3] is None for r in results)
-            row = f"{max_abs:>11.1e} {max_rel:>11.1e}  {'ok' if ok else 'FAIL'}"
-        except Exception as e:  # an op that raises is a failure too: show why
-            ok, row = False, f"{'error':>11} {'':>11}  FAIL  {type(e).__name__}: {e}"
-        failed += not ok
-        print(f"{name:<28} {shapes:<26} {row}")
-    print(f"\n{failed} of {len(cases)} ops failed" if failed else f"\nall {len(cases)} ops ok")
-    return 1 if failed else 0
+            out = fn(*call)
+            if not seed:
+                seed.append(rng.standard_normal(out.shape))
+            targets = [call[i] for i in checked]
+            if not out.requires_grad:  # fn does not depend on them: G = 0
+                return Tensor(np.zeros(sum(t.size for t in targets)))
+            grads = engine.grad(out, targets, grad_outputs=seed[0], create_graph=recording)
+            if not recording:
+                return Tensor(np.concatenate([np.ravel(g) for g in grads]))
+            return shape_ops.concatenate([g.reshape(-1) for g in grads])
+        finally:
+            engine.mode.grad_enabled = recording
+    return G
+
+
+def gradgradcheck(fn, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  raise_exception: bool = True, rng: np.random.Generator | None = None) -> bool:
+    """Check the second derivatives of ``fn(*inputs)``: gradcheck applied to its gradient.
+
+    The gradient along a random u, G(x) = ∂(Σ u ⊙ fn(x))/∂x (``first_derivative``), is a
+    function of the inputs like any other. Its VJP -- the backward of the backward, recorded
+    with ``create_graph=True`` and projected on random vectors w -- must match central
+    differences of G, (G(x + ε e_i) − G(x − ε e_i)) / 2ε, where each G comes from an ordinary
+    first-order backward: a check of w·(∂²L/∂x∂x) e_i, the Hessian of L = Σ u ⊙ fn, against
+    the first derivatives. Arguments and the failure report (input, element, both values,
+    errors) are gradcheck's.
+    """
+    rng = np.random.default_rng(0) if rng is None else rng
+    inputs = _as_list("gradgradcheck", inputs, eps)
+    G = first_derivative(fn, inputs, rng)
+    for _, _, _, message in _check(G, inputs, eps, atol, rtol, False, rng, "gradgradcheck"):
+        if message is not None:
+            if raise_exception:
+                raise GradcheckError(message)
+            return False
+    return True
 
 
 if __name__ == "__main__":
+    from minigrad.gradcheck_cases import main
     sys.exit(main())

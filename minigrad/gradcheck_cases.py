@@ -1,6 +1,9 @@
-"""The ops that ``python -m minigrad.gradcheck`` checks: every primitive and functional op,
-at shapes drawn from a generator. A table, kept apart from ``gradcheck.py``'s logic."""
+"""``python -m minigrad.gradcheck [--order 2]``: every primitive and functional op, at shapes
+drawn from a generator, checked once (gradcheck) or twice (gradgradcheck) differentiated.
+The table and its command, kept apart from ``gradcheck.py``'s logic."""
 from __future__ import annotations
+
+import argparse
 
 import numpy as np
 
@@ -82,3 +85,34 @@ def cases(rng: np.random.Generator) -> list:
         ("embedding", lambda w: F.embedding(w, ids), [normal((5, 3))]),
         ("dropout", lambda x: F.dropout(x, 0.5, np.random.default_rng(1)), [normal((3, 4))]),
     ]
+
+
+def main(argv=None) -> int:
+    """Check every op (seed 0) and print a table; the exit status is 1 if any fails."""
+    from minigrad.gradcheck import _check, first_derivative
+    parser = argparse.ArgumentParser(prog="python -m minigrad.gradcheck", description=main.__doc__)
+    parser.add_argument("--order", type=int, choices=(1, 2), default=1,
+                        help="1: gradients (gradcheck); 2: second derivatives (gradgradcheck)")
+    order = parser.parse_args(argv).order
+    rng = np.random.default_rng(0)
+    header = f"{'op':<28} {'shapes':<26} {'max abs err':>11} {'max rel err':>11}  ok"
+    print(header, "-" * len(header), sep="\n")
+    table, failed = cases(rng), 0
+    for name, fn, inputs in table:
+        shapes = " ".join(str(np.shape(x)).replace(" ", "") for x in inputs)
+        try:
+            f = fn if order == 1 else first_derivative(fn, inputs, rng)
+            results = _check(f, inputs, 1e-6, 1e-5, 1e-3, False, rng,
+                             "gradcheck" if order == 1 else "gradgradcheck")
+            max_abs = max(r[1] for r in results)
+            max_rel = max(r[2] for r in results)
+            ok = all(r[3] is None for r in results)
+            row = f"{max_abs:>11.1e} {max_rel:>11.1e}  {'ok' if ok else 'FAIL'}"
+        except Exception as e:  # an op that raises is a failure too: show why
+            ok, row = False, f"{'error':>11} {'':>11}  FAIL  {type(e).__name__}: {e}"
+        failed += not ok
+        print(f"{name:<28} {shapes:<26} {row}")
+    what = "" if order == 1 else " (second derivatives)"
+    print(f"\n{failed} of {len(table)} ops failed{what}" if failed else
+          f"\nall {len(table)} ops ok{what}")
+    return 1 if failed else 0

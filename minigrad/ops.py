@@ -1,8 +1,10 @@
 """Primitive ops: arithmetic, elementwise functions, reductions and matmul.
 
-Each op computes ``out`` with NumPy and defines ``vjp(g)``, which returns ``dL/d input`` for
-each input given ``g = dL/d out``. VJPs may return gradients in the *broadcast* shape: the
-engine sums them back to each input's shape (``engine.unbroadcast``).
+Each op computes ``out`` with NumPy and defines ``vjp(xp, g, out, *inputs)``, which returns
+``dL/d input`` for each input given ``g = dL/d out``: one formula that runs on arrays for an
+ordinary backward and on Tensors under ``create_graph`` (``minigrad/xp.py``), so every op here
+can be differentiated any number of times. VJPs may return gradients in the *broadcast*
+shape: the engine sums them back to each input's shape (``engine.unbroadcast``).
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def add(a, b) -> Tensor:
         raise _broadcast_error("add", a, b) from None
     if out.dtype.kind == "b":  # NumPy's bool + bool is a logical or
         raise _bool_error("add", a, b)
-    return Tensor._from_op(out, (a, b), lambda g: (g, g), "add")
+    return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (g, g), "add")
 
 
 def sub(a, b) -> Tensor:
@@ -48,7 +50,7 @@ def sub(a, b) -> Tensor:
         raise _broadcast_error("sub", a, b) from None
     except TypeError:  # NumPy refuses bool - bool
         raise _bool_error("sub", a, b) from None
-    return Tensor._from_op(out, (a, b), lambda g: (g, -g), "sub")
+    return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (g, -g), "sub")
 
 
 def mul(a, b) -> Tensor:
@@ -60,7 +62,7 @@ def mul(a, b) -> Tensor:
         raise _broadcast_error("mul", a, b) from None
     if out.dtype.kind == "b":  # NumPy's bool * bool is a logical and
         raise _bool_error("mul", a, b)
-    return Tensor._from_op(out, (a, b), lambda g: (g * b.data, g * a.data), "mul")
+    return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (g * b, g * a), "mul")
 
 
 def div(a, b) -> Tensor:
@@ -73,8 +75,8 @@ def div(a, b) -> Tensor:
     except ValueError:
         raise _broadcast_error("div", a, b) from None
 
-    def vjp(g):
-        ga = g / b.data
+    def vjp(xp, g, out, a, b):
+        ga = g / b
         return ga, -ga * out
     return Tensor._from_op(out, (a, b), vjp, "div")
 
@@ -84,7 +86,7 @@ def neg(x) -> Tensor:
     x = as_tensor(x)
     if x.data.dtype.kind == "b":
         raise _bool_error("neg", x)
-    return Tensor._from_op(-x.data, (x,), lambda g: (-g,), "neg")
+    return Tensor._from_op(-x.data, (x,), lambda xp, g, out, x: (-g,), "neg")
 
 
 def pow(x, exponent) -> Tensor:
@@ -102,10 +104,10 @@ def pow(x, exponent) -> Tensor:
                          f"has no integer result: make the tensor or the exponent a float")
     out = x.data ** p
 
-    def vjp(g):
+    def vjp(xp, g, out, x):
         if p == 0:  # x^0 = 1 is constant; p x^(p-1) would be 0 · ∞ = NaN at x = 0
-            return (np.zeros_like(g),)
-        return (g * (p * x.data ** (p - 1)),)
+            return (xp.zeros_like(g),)
+        return (g * (p * x ** (p - 1)),)
     return Tensor._from_op(out, (x,), vjp, "pow")
 
 
@@ -127,12 +129,22 @@ def rpow(base, x) -> Tensor:
     out = b ** x.data
     log_b = math.log(b) if b > 0 else -math.inf
 
-    def vjp(g):
+    def vjp(xp, g, out, x):
         if b > 0:
             return (g * (out * log_b),)
         with np.errstate(invalid="ignore"):
-            return (np.where(out == 0, 0, g * (out * log_b)),)
+            return (xp.where(out == 0, 0, g * (out * log_b)),)
     return Tensor._from_op(out, (x,), vjp, "rpow")
+
+
+def astype(x, dtype) -> Tensor:
+    """x converted to ``dtype``. Between float dtypes d/dx = 1 (the engine casts the gradient
+    back to x's dtype); an integer or bool result is a constant, without gradient."""
+    x = as_tensor(x)
+    out = x.data.astype(dtype)
+    if out.dtype.kind != "f":
+        return Tensor._from_op(out, (), None, "astype")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g,), "astype")
 
 
 # ---- elementwise functions -------------------------------------------------------------
@@ -141,28 +153,28 @@ def exp(x) -> Tensor:
     """e^x. d/dx = e^x, so the VJP reuses the output."""
     x = as_tensor(x)
     out = np.exp(x.data)
-    return Tensor._from_op(out, (x,), lambda g: (g * out,), "exp")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * out,), "exp")
 
 
 def log(x) -> Tensor:
     """Natural log. d/dx = 1/x."""
     x = as_tensor(x)
     out = np.log(x.data)
-    return Tensor._from_op(out, (x,), lambda g: (g / x.data,), "log")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g / x,), "log")
 
 
 def sqrt(x) -> Tensor:
     """√x. d/dx = 1 / (2√x)."""
     x = as_tensor(x)
     out = np.sqrt(x.data)
-    return Tensor._from_op(out, (x,), lambda g: (g * 0.5 / out,), "sqrt")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * 0.5 / out,), "sqrt")
 
 
 def tanh(x) -> Tensor:
     """tanh x. d/dx = 1 - tanh(x)^2, so the VJP reuses the output."""
     x = as_tensor(x)
     out = np.tanh(x.data)
-    return Tensor._from_op(out, (x,), lambda g: (g * (1 - out * out),), "tanh")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * (1 - out * out),), "tanh")
 
 
 def sigmoid_array(x: np.ndarray) -> np.ndarray:
@@ -178,14 +190,14 @@ def sigmoid(x) -> Tensor:
     """σ(x) = 1 / (1 + e^-x). d/dx = σ(x)(1 - σ(x)). Stable for any |x|."""
     x = as_tensor(x)
     out = sigmoid_array(x.data)
-    return Tensor._from_op(out, (x,), lambda g: (g * out * (1 - out),), "sigmoid")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * out * (1 - out),), "sigmoid")
 
 
 def relu(x) -> Tensor:
     """max(x, 0). d/dx = 1 where x > 0, else 0 (0 at the kink, as PyTorch)."""
     x = as_tensor(x)
     out = np.maximum(x.data, 0)
-    return Tensor._from_op(out, (x,), lambda g: (g * (x.data > 0),), "relu")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * (x > 0),), "relu")
 
 
 # ---- reductions ---------------------------------------------------------------------------
@@ -205,8 +217,8 @@ def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     x = as_tensor(x)
     axes = normalize_axes(axis, x.shape, "sum")
     out = x.data.sum(axis=axes, keepdims=keepdims)
-    return Tensor._from_op(out, (x,), lambda g: (np.broadcast_to(_keep(g, axes, keepdims), x.shape),),
-                           "sum")
+    return Tensor._from_op(
+        out, (x,), lambda xp, g, out, x: (xp.broadcast_to(_keep(g, axes, keepdims), x.shape),), "sum")
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -217,8 +229,9 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     if n == 0:
         check_not_empty("mean", x.shape, axes)
     out = x.data.sum(axis=axes, keepdims=keepdims) / n
-    return Tensor._from_op(out, (x,),
-                           lambda g: (np.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),), "mean")
+    return Tensor._from_op(
+        out, (x,), lambda xp, g, out, x: (xp.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),),
+        "mean")
 
 
 def max(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -234,8 +247,8 @@ def max(x, axis=None, keepdims: bool = False) -> Tensor:
     top = x.data.max(axis=axes, keepdims=True)
     out = top if keepdims else np.squeeze(top, axes)
 
-    def vjp(g):
-        winners = x.data == top
+    def vjp(xp, g, out, x):
+        winners = x == top  # a boolean array: a constant, under create_graph too
         return (winners * (_keep(g, axes, keepdims) / winners.sum(axis=axes, keepdims=True)),)
     return Tensor._from_op(out, (x,), vjp, "max")
 
@@ -255,10 +268,9 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
         top = m + np.log(np.exp(x.data - m).sum(axis=axes, keepdims=True))
     out = top if keepdims else np.squeeze(top, axes)
 
-    def vjp(g):
+    def vjp(xp, g, out, x):
         with np.errstate(invalid="ignore"):
-            p = np.asarray(np.exp(x.data - top))  # an array even when x is 0-d
-        p[np.isnan(p)] = 0  # a row of -inf: -inf - -inf
+            p = xp.nan_to_zero(xp.exp(x - _keep(out, axes, keepdims)))  # NaN: a row of -inf
         return (p * _keep(g, axes, keepdims),)
     return Tensor._from_op(out, (x,), vjp, "logsumexp")
 
@@ -285,9 +297,9 @@ def matmul(a, b) -> Tensor:
         raise ValueError(f"matmul: batch dims of shapes {a.shape} and {b.shape} "
                          f"could not be broadcast together") from None
 
-    def vjp(g):
-        A = a.data if a.ndim > 1 else a.data[None, :]        # (..., n, k)
-        B = b.data if b.ndim > 1 else b.data[:, None]        # (..., k, m)
+    def vjp(xp, g, out, A, B):
+        A = A if a.ndim > 1 else A[None, :]                  # (..., n, k)
+        B = B if b.ndim > 1 else B[:, None]                  # (..., k, m)
         batch = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
         G = g.reshape(batch + (A.shape[-2], B.shape[-1]))    # (..., n, m)
         ga = _product(G, B.swapaxes(-1, -2), A.ndim) if a.requires_grad else None  # G Bᵀ

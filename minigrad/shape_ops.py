@@ -2,7 +2,8 @@
 
 Their VJPs route the gradient back to where each element came from: a reshape is undone by
 reshaping, a transpose by the inverse permutation, a selection by scattering (adding) the
-gradient into zeros of the input's shape.
+gradient into zeros of the input's shape -- and a scatter by selecting, so ``getitem`` and
+``scatter`` are each other's VJP. Like every VJP they run on arrays or on Tensors (``xp.py``).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
                              pair)
 from minigrad.tensor import Tensor
+from minigrad import xp
 
 
 def reshape(x, shape) -> Tensor:
@@ -23,7 +25,7 @@ def reshape(x, shape) -> Tensor:
     except ValueError:
         raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} "
                          f"({x.size} elements) into shape {tuple(np.atleast_1d(shape).tolist())}") from None
-    return Tensor._from_op(out, (x,), lambda g: (g.reshape(x.shape),), "reshape")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "reshape")
 
 
 def transpose(x, axes=None) -> Tensor:
@@ -38,7 +40,8 @@ def transpose(x, axes=None) -> Tensor:
                              f"axes of a tensor of shape {x.shape}")
     # the inverse permutation, argsort(axes)
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
-    return Tensor._from_op(x.data.transpose(axes), (x,), lambda g: (g.transpose(inverse),), "transpose")
+    return Tensor._from_op(x.data.transpose(axes), (x,),
+                           lambda xp, g, out, x: (g.transpose(inverse),), "transpose")
 
 
 def swapaxes(x, axis1: int, axis2: int) -> Tensor:
@@ -46,7 +49,7 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
     x = as_tensor(x)
     axis1, axis2 = (normalize_axis(a, x.shape, "swapaxes") for a in (axis1, axis2))
     out = np.swapaxes(x.data, axis1, axis2)
-    return Tensor._from_op(out, (x,), lambda g: (np.swapaxes(g, axis1, axis2),), "swapaxes")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.swapaxes(axis1, axis2),), "swapaxes")
 
 
 def expand_dims(x, axis) -> Tensor:
@@ -54,8 +57,8 @@ def expand_dims(x, axis) -> Tensor:
     x = as_tensor(x)
     inserted = 1 if np.ndim(axis) == 0 else len(axis)
     axis = normalize_axes(axis, x.shape, "expand_dims", x.ndim + inserted)
-    return Tensor._from_op(np.expand_dims(x.data, axis), (x,), lambda g: (g.reshape(x.shape),),
-                           "expand_dims")
+    return Tensor._from_op(np.expand_dims(x.data, axis), (x,),
+                           lambda xp, g, out, x: (g.reshape(x.shape),), "expand_dims")
 
 
 def squeeze(x, axis=None) -> Tensor:
@@ -67,7 +70,7 @@ def squeeze(x, axis=None) -> Tensor:
         out = np.squeeze(x.data, axis)
     except ValueError:
         raise ValueError(f"squeeze: axis {axis} of shape {x.shape} does not have size 1") from None
-    return Tensor._from_op(out, (x,), lambda g: (g.reshape(x.shape),), "squeeze")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "squeeze")
 
 
 def broadcast_to(x, shape) -> Tensor:
@@ -77,7 +80,7 @@ def broadcast_to(x, shape) -> Tensor:
         out = np.broadcast_to(x.data, shape)
     except ValueError:
         raise ValueError(f"broadcast_to: shape {x.shape} cannot be broadcast to {tuple(shape)}") from None
-    return Tensor._from_op(out, (x,), lambda g: (g,), "broadcast_to")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g,), "broadcast_to")
 
 
 def concatenate(tensors, axis: int = 0) -> Tensor:
@@ -93,8 +96,8 @@ def concatenate(tensors, axis: int = 0) -> Tensor:
                          f"outside axis {axis}") from None
     # the split points: where each input ends, but the last
     bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]
-    return Tensor._from_op(out, tuple(tensors), lambda g: tuple(np.split(g, bounds, axis=axis)),
-                           "concatenate")
+    return Tensor._from_op(out, tuple(tensors),
+                           lambda xp, g, out, *xs: tuple(xp.split(g, bounds, axis)), "concatenate")
 
 
 def stack(tensors, axis: int = 0) -> Tensor:
@@ -108,7 +111,7 @@ def stack(tensors, axis: int = 0) -> Tensor:
     except ValueError:
         raise ValueError(f"stack: all shapes must be equal, got {[t.shape for t in tensors]}") from None
     return Tensor._from_op(out, tuple(tensors),
-                           lambda g: tuple(np.moveaxis(g, axis, 0)), "stack")
+                           lambda xp, g, out, *xs: tuple(xp.unstack(g, axis)), "stack")
 
 
 def split(x, indices_or_sections, axis: int = 0) -> list:
@@ -132,17 +135,11 @@ def split(x, indices_or_sections, axis: int = 0) -> list:
     return pieces
 
 
-def _is_basic(index) -> bool:
-    """True when ``index`` uses only ints, slices, None and Ellipsis (NumPy basic indexing)."""
-    items = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in items)
-
-
 def getitem(x, index) -> Tensor:
     """``x[index]`` with slices, ints, integer arrays or boolean masks.
 
-    The VJP scatters ``g`` into zeros shaped like ``x``; with integer arrays the same element
-    may be picked several times, and its gradients then add up (``np.add.at``).
+    The VJP scatters ``g`` into zeros shaped like ``x`` (``scatter``); with integer arrays
+    the same element may be picked several times, and its gradients then add up.
     """
     x = as_tensor(x)
     if isinstance(index, Tensor):
@@ -153,16 +150,24 @@ def getitem(x, index) -> Tensor:
         out = x.data[index]
     except IndexError as e:
         raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {x.shape}: {e}") from None
-    basic = _is_basic(index)
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.scatter(g, index, x.shape),),
+                           "getitem")
 
-    def vjp(g):
-        gx = np.zeros_like(x.data)
-        if basic:
-            gx[index] = g
-        else:
-            np.add.at(gx, index, g)
-        return (gx,)
-    return Tensor._from_op(out, (x,), vjp, "getitem")
+
+def scatter(values, index, shape) -> Tensor:
+    """Zeros of ``shape`` with ``values`` added at ``index``; repeated indices add up.
+
+    The adjoint of ``getitem``: ``scatter(g, index, x.shape)`` is getitem's VJP, and the VJP
+    of ``scatter`` picks ``g[index]`` back out, so each is the other's derivative.
+    """
+    values = as_tensor(values)
+    shape = tuple(shape)
+    try:
+        out = xp.ARRAYS.scatter(values.data, index, shape)
+    except (IndexError, ValueError) as e:
+        raise ValueError(f"scatter: values of shape {values.shape} do not fit index {index!r} "
+                         f"into shape {shape}: {e}") from None
+    return Tensor._from_op(out, (values,), lambda xp, g, out, values: (g[index],), "scatter")
 
 
 def where(condition, a, b) -> Tensor:
@@ -174,7 +179,8 @@ def where(condition, a, b) -> Tensor:
     except ValueError:
         raise ValueError(f"where: condition {cond.shape}, a {a.shape} and b {b.shape} "
                          f"could not be broadcast together") from None
-    return Tensor._from_op(out, (a, b), lambda g: (np.where(cond, g, 0), np.where(cond, 0, g)), "where")
+    return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (xp.where(cond, g, 0),
+                                                                 xp.where(cond, 0, g)), "where")
 
 
 def masked_fill(x, mask, value: float) -> Tensor:
@@ -192,4 +198,4 @@ def masked_fill(x, mask, value: float) -> Tensor:
     if out.shape != x.shape:
         raise ValueError(f"masked_fill: mask of shape {mask.shape} would enlarge the tensor's "
                          f"shape {x.shape} to {out.shape}")
-    return Tensor._from_op(out, (x,), lambda g: (np.where(mask, 0, g),), "masked_fill")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(mask, 0, g),), "masked_fill")

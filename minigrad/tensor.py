@@ -59,7 +59,8 @@ class Tensor:
     leaves), ``requires_grad``; tensors made by ops also hold ``_parents`` and ``_vjp``.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
+                 "_epoch", "__weakref__")
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
@@ -70,7 +71,7 @@ class Tensor:
                             f"have gradients)")
         self.grad = None
         self.requires_grad = bool(requires_grad)
-        self._parents, self._vjp, self._op = (), None, "leaf"
+        self._parents, self._vjp, self._op, self._epoch = (), None, "leaf", -1
 
     @staticmethod
     def _from_op(data: np.ndarray, parents: tuple, vjp, op: str) -> "Tensor":
@@ -78,9 +79,12 @@ class Tensor:
         t = Tensor.__new__(Tensor)
         if not isinstance(data, np.ndarray):  # NumPy gives scalars, not 0-d arrays, for 0-d math
             data = np.asarray(data)
-        t.data, t.grad, t._op = data, None, op
+        t.data, t.grad, t._op, t._epoch = data, None, op, -1
         if mode.grad_enabled and any([p.requires_grad for p in parents]):
             t.requires_grad, t._parents, t._vjp = True, parents, vjp
+            for p in parents:  # leaves: what their data were when first recorded in this epoch
+                if p._vjp is None and p._epoch != mode.epoch:
+                    p._snapshot, p._epoch = p.data.tobytes(), mode.epoch
         else:
             t.requires_grad, t._parents, t._vjp = False, (), None
         if mode.anomaly:
@@ -129,13 +133,16 @@ class Tensor:
         """The same data, cut from the graph (shares memory, requires no grad)."""
         return Tensor._from_op(self.data, (), None, "detach")
 
-    def backward(self, grad=None, retain_graph: bool = False) -> None:
+    def backward(self, grad=None, retain_graph: bool | None = None,
+                 create_graph: bool = False) -> None:
         """Accumulate d self / d leaf into every leaf's ``.grad``.
 
         ``grad`` is the seed ``dL/d self``; it may be omitted only for a one-element tensor.
-        The graph is freed afterwards unless ``retain_graph=True``.
+        The graph is freed afterwards unless ``retain_graph=True``. With ``create_graph=True``
+        the backward pass is itself recorded and each ``.grad`` it fills is a Tensor carrying
+        that graph, to be differentiated again (``retain_graph`` then defaults to True).
         """
-        engine.backward(self, grad, retain_graph)
+        engine.backward(self, grad, retain_graph, create_graph)
 
     # ---- operators: each is one op from ops.py ---------------------------------------
     def __add__(self, other): return ops.add(self, other)
@@ -165,6 +172,7 @@ class Tensor:
     def __ge__(self, other): return self.data >= _data(other)
 
     # ---- methods mirroring NumPy's ----------------------------------------------------
+    def astype(self, dtype): return ops.astype(self, dtype)
     def exp(self): return ops.exp(self)
     def log(self): return ops.log(self)
     def sqrt(self): return ops.sqrt(self)

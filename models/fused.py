@@ -41,6 +41,7 @@ import numpy as np
 from minigrad.coerce import as_tensor
 from minigrad.ops import sigmoid_array
 from minigrad.tensor import Tensor
+from minigrad.xp import once_differentiable
 
 
 def gru_step(gi, h, weight_hh, bias_hh, reset_after: bool = True) -> Tensor:
@@ -56,8 +57,9 @@ def gru_step(gi, h, weight_hh, bias_hh, reset_after: bool = True) -> Tensor:
     forward, backward = ((reset_after_forward, reset_after_backward) if reset_after
                          else (reset_before_forward, reset_before_backward))
     h_new, saved = forward(gi.data, h.data, weight_hh.data, bias_hh.data)   # (B, H)
-    return Tensor._from_op(h_new, (gi, h, weight_hh, bias_hh),
-                           lambda g: backward(g, *saved), "gru_step")
+    vjp = once_differentiable(lambda g: backward(g, *saved), "gru_step",
+                              "GRUCell(fused=False), the composed cell")
+    return Tensor._from_op(h_new, (gi, h, weight_hh, bias_hh), vjp, "gru_step")
 
 
 def _check(gi: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> None:

@@ -95,9 +95,9 @@ class Trace:
     def _keeping(self, t: Tensor, vjp):
         grads = self.grads
 
-        def vjp_keeping_grad(g, *args, **kwargs):
+        def vjp_keeping_grad(xp, g, *args):
             grads[t] = np.array(g.data if isinstance(g, Tensor) else g)  # a copy: g is the engine's
-            return vjp(g, *args, **kwargs)
+            return vjp(xp, g, *args)
         return vjp_keeping_grad
 
     def module_name(self, module) -> str:

@@ -286,13 +286,54 @@ def test_numpy_reads_a_tensor_as_its_data_and_ndarray_op_tensor_stays_a_tensor()
 
 def test_a_vjp_returning_too_few_gradients_is_named():
     a, b = mg.tensor([1.0], requires_grad=True), mg.tensor([2.0], requires_grad=True)
-    out = mg.Tensor._from_op(a.data * b.data, (a, b), lambda g: (g * b.data,), "half_mul")
+    out = mg.Tensor._from_op(a.data * b.data, (a, b), lambda xp, g, out, a, b: (g * b,),
+                             "half_mul")
     with pytest.raises(RuntimeError, match="op 'half_mul': its VJP returned 1 gradient for 2 inputs"):
         out.sum().backward()
 
 
 def test_a_vjp_returning_a_misshaped_gradient_is_named():
     a = mg.tensor([1.0, 2.0], requires_grad=True)
-    out = mg.Tensor._from_op(a.data * 2, (a,), lambda g: (np.ones(3),), "bad_shape")
+    out = mg.Tensor._from_op(a.data * 2, (a,), lambda xp, g, out, a: (np.ones(3),),
+                             "bad_shape")
     with pytest.raises(RuntimeError, match=r"op 'bad_shape'.*shape \(3,\).*shape \(2,\)"):
         out.sum().backward()
+
+
+# ---- in-place changes to saved tensors ----------------------------------------------------------
+
+def test_changing_a_saved_tensor_before_backward_raises_naming_the_op_and_input():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    b = mg.tensor([3.0, 4.0])                           # a constant: a's gradient reads it
+    y = (a * b).sum()
+    b.data[0] = 100
+    with pytest.raises(RuntimeError, match=r"input 1 of op 'mul' \(a tensor of shape \(2,\)\) "
+                                           r"was changed in place"):
+        y.backward()
+    assert a.grad is None                               # nothing was accumulated
+    b.data[0] = 3.0                                     # restored: the same bytes again
+    y.backward()
+    np.testing.assert_array_equal(a.grad, [3.0, 4.0])
+
+
+def test_a_parameter_changed_between_two_backward_passes_is_caught():
+    w = mg.tensor([0.5, -1.0], requires_grad=True)
+    y = mg.tanh(w * w).sum()
+    y.backward(retain_graph=True)
+    w.data -= 0.1 * w.grad                              # an optimizer step, graph still held
+    with pytest.raises(RuntimeError, match="input 0 of op 'mul'"):
+        y.backward()
+    with pytest.raises(RuntimeError, match="input 0 of op 'mul'"):
+        mg.grad(y, [w])
+
+
+def test_changing_data_after_backward_or_by_a_new_array_is_allowed():
+    w = mg.tensor([0.5, -1.0], requires_grad=True)
+    for _ in range(3):                                  # a training loop: step after backward
+        (w * w).sum().backward()
+        w.data -= 0.1 * w.grad
+        w.grad = None
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    x.data = np.array([5.0, 6.0])                       # a new array before recording
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [10.0, 12.0])

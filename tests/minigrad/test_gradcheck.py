@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad import gradcheck as gc_module
+from minigrad import gradcheck_cases
 from minigrad.gradcheck import GradcheckError, gradcheck, numerical_grad
 from minigrad.tensor import Tensor
 
@@ -20,11 +20,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def square_with_a_bug(x, at=None):
     """x² whose VJP is wrong: 3x instead of 2x everywhere, or only at element ``at``."""
-    def vjp(g):
+    def vjp(xp, g, out, x):
         factor = np.full(x.shape, 2.0)
         factor[... if at is None else at] = 3.0
-        return (g * factor * x.data,)
+        return (g * factor * x,)
     return Tensor._from_op(x.data ** 2, (x,), vjp, "square_with_a_bug")
+
+
+def square_detached(x):
+    """x² whose VJP is right once but reads x as a constant (np.asarray drops the graph), so
+    its second derivative comes out 0 instead of 2: the classic higher-order bug."""
+    return Tensor._from_op(x.data ** 2, (x,), lambda xp, g, out, x: (g * 2 * np.asarray(x),),
+                           "square_detached")
 
 
 def test_numerical_grad_of_a_known_function():
@@ -92,7 +99,7 @@ def test_tensor_outputs_are_checked_along_random_projections():
 
 def test_a_nan_gradient_fails():
     def nan_vjp(x):
-        return Tensor._from_op(x.data * 2, (x,), lambda g: (g * np.nan,), "nan_vjp")
+        return Tensor._from_op(x.data * 2, (x,), lambda xp, g, out, x: (g * np.nan,), "nan_vjp")
     assert not gradcheck(nan_vjp, [np.ones(2)], raise_exception=False)
 
 
@@ -142,15 +149,20 @@ def test_the_command_line_tool_prints_every_op_ok():
 
 
 def test_the_command_line_tool_exits_1_on_a_failure(monkeypatch, capsys):
-    monkeypatch.setattr(gc_module, "_cases", lambda rng: [
+    monkeypatch.setattr(gradcheck_cases, "cases", lambda rng: [
         ("square_with_a_bug", square_with_a_bug, [np.ones(2)]),
         ("tanh", mg.tanh, [np.ones(2)]),
         ("raises", lambda x: mg.reshape(x, (3,)), [np.ones(2)]),
+        ("square_detached", square_detached, [np.ones(2)]),
     ])
-    assert gc_module.main() == 1
+    assert gradcheck_cases.main([]) == 1
     out = capsys.readouterr().out
     assert "square_with_a_bug" in out and "FAIL" in out
-    assert "ValueError: reshape" in out and "2 of 3 ops failed" in out
+    assert "ValueError: reshape" in out and "2 of 4 ops failed" in out
+    assert gradcheck_cases.main(["--order", "2"]) == 1
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    assert rows["square_detached"].endswith("FAIL") and rows["square_with_a_bug"].endswith("ok")
+    assert rows["2"].startswith("2 of 4 ops failed (second derivatives)")
 
 
 def test_a_non_positive_step_is_refused():
@@ -195,3 +207,11 @@ def test_gradcheck_module_checks_parameters_and_restores_them():
         return (layer(x) + (layer.bias - layer.bias.detach())).sum()
     with pytest.raises(GradcheckError, match="input 1"):
         gradcheck_module(layer, wrong, [x])
+
+
+def test_the_command_line_tool_checks_every_second_derivative(capsys):
+    assert gradcheck_cases.main(["--order", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line for line in lines[2:] if line.strip() and not line.startswith("all")]
+    assert len(rows) > 40 and all(row.endswith(" ok") for row in rows)
+    assert lines[-1] == f"all {len(rows)} ops ok (second derivatives)"

@@ -18,11 +18,11 @@ import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 import minigrad as mg
 from minigrad import functional as F
-from minigrad.gradcheck import gradcheck
+from minigrad.gradcheck import gradcheck, gradgradcheck
 
 DOMAINS = {
     "real": st.floats(-3, 3),
@@ -165,6 +165,22 @@ def index_params(kind):
     return draw
 
 
+def scatter_params(kind):
+    """The index of a getitem case, and values shaped like what it picks."""
+    pick = index_params(kind)
+
+    def draw(data):
+        [s], params = pick(data)
+        return [np.zeros(s)[params["index"]].shape], {"index": params["index"], "shape": s}
+    return draw
+
+
+def scatter_ref(values, index, shape):
+    out = np.zeros(shape)
+    np.add.at(out, index, values)
+    return out
+
+
 def where_params(data):
     [out], _ = one(data)
     cond = data.draw(hnp.arrays(bool, sub_shape(data, out)), label="condition")
@@ -283,6 +299,8 @@ CASES = [
          "real", split_params),
     *[Case(f"getitem {kind}", lambda x, index: x[index], lambda x, index: x[index], "real",
            index_params(kind)) for kind in ("slices", "ints", "mixed", "bool")],
+    *[Case(f"scatter {kind}", mg.scatter, scatter_ref, "real", scatter_params(kind))
+      for kind in ("slices", "ints", "mixed", "bool")],
     Case("where", lambda a, b, condition: mg.where(condition, a, b),
          lambda a, b, condition: np.where(condition, a, b), "real", where_params),
     Case("masked_fill", mg.masked_fill, lambda x, mask, value: np.where(mask, value, x), "real",
@@ -323,6 +341,16 @@ def test_forward_matches_numpy(case, data):
 def test_gradcheck(case, data):
     arrays, params = draw_inputs(case, data)
     assert gradcheck(lambda *xs: case.fn(*xs, **params), arrays)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@settings(max_examples=10)
+@given(data=st.data())
+def test_gradgradcheck(case, data):
+    """Every op is twice differentiable: its VJP, run on Tensors under create_graph, has the
+    derivative that central differences of its first-order gradient give."""
+    arrays, params = draw_inputs(case, data)
+    assert gradgradcheck(lambda *xs: case.fn(*xs, **params), arrays)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -1,0 +1,162 @@
+"""The namespace a VJP computes with, in two executions: on arrays and on Tensors.
+
+Every VJP in minigrad is written once, as the formula of its derivative, with operators
+(``+ - * / @ **``), the methods that ``np.ndarray`` and ``Tensor`` share (``.sum``,
+``.reshape``, ``.swapaxes``, ``.transpose``, ``.T``, indexing) and the few functions of a
+namespace ``xp`` that the engine passes in::
+
+    def vjp(xp, g, out, x):              # tanh: d tanh(x)/dx = 1 − tanh(x)²
+        return (g * (1 - out * out),)
+
+The engine calls it with one of two namespaces (``engine._run``):
+
+* ``ARRAYS``: ``g``, ``out`` and the inputs are ndarrays and ``xp`` is NumPy. This is every
+  ordinary ``backward()``: plain NumPy arithmetic, no Tensor is made, nothing is recorded.
+* ``TENSORS``: under ``create_graph=True`` they are Tensors (``out`` is the op's output
+  tensor itself, the inputs are its parents) and ``xp`` calls minigrad's ops, so the backward
+  pass is recorded like any other computation and its results can be differentiated again,
+  any number of times. Each op's second derivative is then the first derivative of its VJP's
+  formula, taken by the same engine: there is no second copy of any derivative.
+
+A value a forward pass saved for its backward (cross_entropy's softmax) enters through
+``xp.saved(array, recompute)``: the array on the first-order path, ``recompute()`` (the same
+value as a differentiable function of the inputs) under ``create_graph``.
+
+A fused kernel whose backward exists only as NumPy code (the GRU step, the attention read)
+wraps its VJP in ``once_differentiable``: first order works as before, and under
+``create_graph`` it raises an error that names the op and its composed alternative.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _scatter_arrays(values, index, shape):
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices add up).
+
+    Basic indices (slices, ints) pick each element once, so an assignment does it; an integer
+    array on the first axis (an embedding's ids) adds rows with a one-hot matmul for small
+    tables, else by summing each run of equal sorted ids -- several times faster than
+    ``np.add.at``, which handles every other index.
+    """
+    if isinstance(index, np.ndarray) and index.dtype.kind in "iu":
+        V, E = shape[0], math.prod(shape[1:])
+        rows, flat = values.reshape(index.size, E), index.reshape(-1)        # (N, E), (N,)
+        if V <= 64 and flat.size * V <= 1 << 20:
+            onehot = np.zeros((flat.size, V), dtype=values.dtype)
+            onehot[np.arange(flat.size), flat] = 1                           # (N, V)
+            return (onehot.T @ rows).reshape(shape)                          # (V, E)
+        out = np.zeros(shape, dtype=values.dtype)
+        if flat.size:
+            flat = flat % V                                                  # -1 and V-1: one run
+            order = np.argsort(flat, kind="stable")
+            run_ids = flat[order]
+            starts = np.flatnonzero(np.r_[True, run_ids[1:] != run_ids[:-1]])  # each run's start
+            out.reshape(V, E)[run_ids[starts]] = np.add.reduceat(rows[order], starts, axis=0)
+        return out
+    out = np.zeros(shape, dtype=values.dtype)
+    if _is_basic(index):
+        out[index] = values
+    else:
+        np.add.at(out, index, values)
+    return out
+
+
+def _is_basic(index) -> bool:
+    """True when ``index`` uses only ints, slices, None and Ellipsis (NumPy basic indexing)."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in items)
+
+
+def _nan_to_zero_array(p):
+    p = np.asarray(p)  # an array even when 0-d
+    p[np.isnan(p)] = 0
+    return p
+
+
+class Arrays:
+    """``xp`` on the first-order path: NumPy on ndarrays."""
+
+    broadcast_to = staticmethod(np.broadcast_to)
+    where = staticmethod(np.where)
+    zeros_like = staticmethod(np.zeros_like)
+    exp = staticmethod(np.exp)
+    scatter = staticmethod(_scatter_arrays)
+    nan_to_zero = staticmethod(_nan_to_zero_array)
+
+    @staticmethod
+    def split(g, bounds, axis):
+        return np.split(g, bounds, axis=axis)
+
+    @staticmethod
+    def unstack(g, axis):
+        return list(np.moveaxis(g, axis, 0))
+
+    @staticmethod
+    def saved(array, recompute):
+        return array
+
+
+class Tensors:
+    """``xp`` under ``create_graph=True``: minigrad's ops on Tensors, so the backward records."""
+
+    @staticmethod
+    def broadcast_to(x, shape):
+        return shape_ops.broadcast_to(x, shape)
+
+    @staticmethod
+    def where(cond, a, b):
+        return shape_ops.where(cond, a, b)
+
+    @staticmethod
+    def zeros_like(x):
+        return Tensor(np.zeros_like(x.data))
+
+    @staticmethod
+    def exp(x):
+        return ops.exp(x)
+
+    @staticmethod
+    def scatter(values, index, shape):
+        return shape_ops.scatter(values, index, shape)
+
+    @staticmethod
+    def nan_to_zero(p):
+        return shape_ops.masked_fill(p, np.isnan(p.data), 0.0)
+
+    @staticmethod
+    def split(g, bounds, axis):
+        return shape_ops.split(g, bounds, axis=axis)
+
+    @staticmethod
+    def unstack(g, axis):
+        return [g[(slice(None),) * axis + (i,)] for i in range(g.shape[axis])]
+
+    @staticmethod
+    def saved(array, recompute):
+        return recompute()
+
+
+ARRAYS, TENSORS = Arrays(), Tensors()
+
+
+def once_differentiable(vjp, op: str, instead: str):
+    """Wrap ``vjp(g)``, a backward written only on arrays (a fused kernel), as an engine VJP.
+
+    First-order gradients are unchanged; under ``create_graph=True`` it raises, naming the op
+    and ``instead``, the composed version to use for higher-order gradients.
+    """
+    def wrapped(xp, g, out, *inputs):
+        if xp is not ARRAYS:
+            raise RuntimeError(f"op '{op}' can be differentiated only once (its backward is a "
+                               f"fused NumPy kernel), so create_graph=True cannot record it: "
+                               f"for higher-order gradients use {instead}")
+        return vjp(g)
+    return wrapped
+
+
+# at the end: these modules import the engine, which imports this one
+from minigrad.tensor import Tensor  # noqa: E402  (first: ops import it)
+from minigrad import ops, shape_ops  # noqa: E402
