@@ -8,7 +8,8 @@ Shape letters: ``...`` any leading axes, D the normalised (last) axis.
 * ``gelu(x)`` -- the Gaussian error linear unit in its tanh form (Hendrycks & Gimpel 2016),
   the activation of BERT's and GPT-2's feed-forward blocks.
 
-Both compute their first-order gradient with NumPy; they are not differentiated twice.
+Both compute their first-order gradient with NumPy (``once_differentiable``): under
+``create_graph=True`` they raise, naming the composed version to use.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
+from minigrad.xp import once_differentiable
 
 
 def _check_layer_norm(x: Tensor, weight, bias, eps: float) -> None:
@@ -68,7 +70,8 @@ def layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
         if bias is not None:
             grads.append(g.sum(axis=lead))                           # (D,)
         return tuple(grads)
-    return Tensor._from_op(out, parents, vjp, "layer_norm")
+    return Tensor._from_op(out, parents, once_differentiable(
+        vjp, "layer_norm", "minigrad.nn_ops.layer_norm_composed"), "layer_norm")
 
 
 def layer_norm_composed(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
@@ -97,4 +100,6 @@ def gelu(x) -> Tensor:
     def vjp(g):
         du = GELU_C * (1 + 3 * GELU_A * xd * xd)
         return (g * (0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * du),)
-    return Tensor._from_op(out, (x,), vjp, "gelu")
+    return Tensor._from_op(out, (x,), once_differentiable(
+        vjp, "gelu", "the formula composed from ops: 0.5 * x * (1 + mg.tanh(GELU_C * (x + "
+        "GELU_A * x ** 3)))"), "gelu")

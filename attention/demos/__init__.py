@@ -3,7 +3,7 @@
 ``DEMOS`` maps each command-line name to (function, one-line description); a demo function
 takes ``out_dir`` (None: no SVG) and returns a ``DemoResult``.
 """
-from attention.demos import graph_004, hard, source_000, source_004, temperature, untrained
+from attention.demos import graph_004, hard, hessian_004, source_000, source_004, temperature, untrained
 
 DEMOS = {
     "004-example": (source_004.example,
@@ -13,6 +13,9 @@ DEMOS = {
                      "source 004 §7: dL/de_j = α_j g·(h_j - c) beside finite differences"),
     "004-graph": (graph_004.graph,
                   "source 004 §6-§7 as a computation graph with dL/dnode on every node"),
+    "004-hessian": (hessian_004.hessian,
+                    "source 004 §7, second order: the Hessian of L = g·c in the scores, derived "
+                    "and checked against a double backward"),
     "000-scaling": (source_000.scaling,
                     "source 000 §2.3/§4.2: std of q·k is √d; what softmax does with raw vs "
                     "scaled scores"),

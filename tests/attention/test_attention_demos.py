@@ -131,3 +131,13 @@ def test_output_piped_into_a_reader_that_stops_early_ends_quietly(tmp_path):
     _, err = run.communicate(timeout=120)
     assert b"BrokenPipeError" not in err and b"Traceback" not in err, err.decode()
     assert run.returncode in (0, 1)                      # 1: the output was cut short
+
+
+def test_the_hessian_demo_matches_its_formula_two_ways():
+    result = DEMOS["004-hessian"][0]()
+    for state in ("A", "B"):
+        v = result.values[state]
+        np.testing.assert_allclose(v["autograd"], v["formula"], atol=1e-14)
+        np.testing.assert_allclose(v["numeric"], v["formula"], atol=1e-8)
+        np.testing.assert_allclose(v["formula"].sum(axis=1), 0, atol=1e-15)  # shift invariance
+    assert "δ_ij a_j − α_i a_j − a_i α_j" in result.text
