@@ -3,7 +3,8 @@
 ``DEMOS`` maps each command-line name to (function, one-line description); a demo function
 takes ``out_dir`` (None: no SVG) and returns a ``DemoResult``.
 """
-from attention.demos import graph_004, hard, hessian_004, source_000, source_004, temperature, untrained
+from attention.demos import (graph_004, hard, hessian_004, source_000, source_004, temperature,
+                             untrained)
 
 DEMOS = {
     "004-example": (source_004.example,

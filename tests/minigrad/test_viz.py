@@ -206,7 +206,7 @@ def test_anomaly_highlights_the_op_that_made_inf():
 
 def _bad_square(a):
     """a², with a VJP that is wrong (3a instead of 2a)."""
-    return Tensor._from_op(a.data ** 2, (a,), lambda g: (g * 3.0 * a.data,), "bad_square")
+    return Tensor._from_op(a.data ** 2, (a,), lambda xp, g, out, a: (g * 3.0 * a,), "bad_square")
 
 
 def test_gradcheck_failure_points_at_the_op_with_the_wrong_vjp():
