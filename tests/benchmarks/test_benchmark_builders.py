@@ -42,7 +42,7 @@ def test_exponent_of_a_power_law():
 
 
 @pytest.mark.parametrize("module", ["benchmarks", "benchmarks.bench_ops", "benchmarks.bench_read",
-                                    "benchmarks.profile_step"])
+                                    "benchmarks.profile_step", "benchmarks.bench_hvp"])
 def test_help_names_the_command_as_typed_and_no_internal_issue_numbers(module):
     r = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True,
                        text=True, timeout=60)
@@ -89,3 +89,17 @@ def test_the_torch_memory_child_builds_minigrads_model_before_its_baseline(monke
         if threads:
             blas.set_threads(threads)
     assert events[:3] == ["minigrad model", "high-water mark", "torch model"]
+
+
+def test_the_hessian_vector_product_benchmark_checks_its_minigrad_side(monkeypatch):
+    """bench_hvp's minigrad Hv equals central differences of the gradient (torch not needed),
+    and a Hv off by 1% fails that check."""
+    from benchmarks import bench_hvp
+    p = bench_hvp.problem(8, 4, 5, "float64")
+    hv = bench_hvp.minigrad_hvp(p)()
+    assert [h.shape for h in hv] == [(5, 4), (bench_hvp.C, 5)]
+    bench_hvp.check_differences(p)
+    good = bench_hvp.minigrad_hvp
+    monkeypatch.setattr(bench_hvp, "minigrad_hvp", lambda q: lambda: [h * 1.01 for h in good(q)()])
+    with pytest.raises(AssertionError, match="central differences"):
+        bench_hvp.check_differences(p)
