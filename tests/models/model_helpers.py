@@ -30,3 +30,11 @@ def tiny_model(seed: int = 0, **overrides) -> Seq2Seq:
                   dtype="float64")
     config.update(overrides)
     return Seq2Seq(ModelConfig(**config), np.random.default_rng(seed))
+
+
+def batch(seed=0, src_lengths=(4, 2), tgt_lengths=(3, 2)):
+    """A tiny padded batch: src (2, 4) over 9 ids and tgt (2, 3) over 8 ids, with their masks."""
+    rng = np.random.default_rng(seed)
+    src, src_mask = random_batch(rng, src_lengths, 9)
+    tgt, tgt_mask = random_batch(rng, tgt_lengths, 8)
+    return src, src_mask, tgt, tgt_mask

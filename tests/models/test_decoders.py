@@ -6,7 +6,7 @@ import pytest
 import minigrad as mg
 from models.vocab import BOS, PAD
 from models.seq2seq import ModelConfig, decoder_inputs
-from model_helpers import gradcheck_params, random_batch, tiny_model
+from model_helpers import batch, gradcheck_params, tiny_model
 
 VARIANTS = {
     "bahdanau-additive": dict(decoder="bahdanau", score="additive"),
@@ -20,13 +20,6 @@ VARIANTS = {
     "luong-local-p": dict(decoder="luong", score="local-p", window=1),
     "plain": dict(decoder="plain"),
 }
-
-
-def batch(seed=0, src_lengths=(4, 2), tgt_lengths=(3, 2)):
-    rng = np.random.default_rng(seed)
-    src, src_mask = random_batch(rng, src_lengths, 9)
-    tgt, tgt_mask = random_batch(rng, tgt_lengths, 8)
-    return src, src_mask, tgt, tgt_mask
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))

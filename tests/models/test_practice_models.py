@@ -10,7 +10,7 @@ from models.app.train import Trainer, TrainConfig
 from models.luong import LuongDecoder
 from models.seq2seq import ModelConfig
 from models.vocab import BOS, PAD
-from model_helpers import gradcheck_params, random_batch, tiny_model
+from model_helpers import batch, gradcheck_params, tiny_model
 
 VARIANTS = {
     "luong-gate": dict(decoder="luong", score="general", combine="gate"),
@@ -21,13 +21,6 @@ VARIANTS = {
     "bahdanau-temperature-window": dict(decoder="bahdanau", score="additive", temperature=2.0,
                                         truncate=1),
 }
-
-
-def batch(seed=0, src_lengths=(4, 2), tgt_lengths=(3, 2)):
-    rng = np.random.default_rng(seed)
-    src, src_mask = random_batch(rng, src_lengths, 9)
-    tgt, tgt_mask = random_batch(rng, tgt_lengths, 8)
-    return src, src_mask, tgt, tgt_mask
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
