@@ -18,6 +18,7 @@ ones: a plain script, one library, a fresh process.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import statistics
@@ -46,7 +47,7 @@ def child(library: str, dtype: str) -> dict:
     weights = None
     if library == "torch":
         import torch
-        from benchmarks import torch_reference  # noqa: F401  (before the baseline, as models)
+        importlib.import_module("benchmarks.torch_reference")  # before the baseline, as models
         torch.set_num_threads(1)
         weights = reference.reference_model(dtype).state_dict()  # minigrad's part, not torch's
     blas.set_threads(1)

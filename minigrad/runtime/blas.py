@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib
 
-import numpy as np  # noqa: F401  (loads the BLAS library whose threads are set)
+importlib.import_module("numpy")  # loads the BLAS library whose threads are set
 
 _LIB = None
 _SUFFIXES = ("scipy_openblas_{}64_", "scipy_openblas_{}", "openblas_{}64_", "openblas_{}")

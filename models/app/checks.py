@@ -8,7 +8,6 @@ resumes from it (a tampered batch or epoch count would fail minutes later otherw
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 

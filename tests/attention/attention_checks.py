@@ -1,13 +1,11 @@
-"""Shared helpers for the attention tests: Hypothesis strategies and a gradcheck that also
-perturbs a module's parameters (minigrad.gradcheck.gradcheck_module). (Imported by the test files, which pytest runs with this
-folder on sys.path: tests/ has no __init__.py.)"""
+"""Shared helpers for the attention tests: Hypothesis strategies (finite floats, a read's inputs)
+and `expand_mask`. (Imported by the test files, which pytest runs with this folder on
+sys.path: tests/ has no __init__.py.)"""
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-from minigrad.gradcheck import gradcheck_module  # noqa: F401  (re-exported for the tests)
 
 
 def finite(lo: float, hi: float):

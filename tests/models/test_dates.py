@@ -19,7 +19,7 @@ from models.app.dates import (CASES, DATE_MAX, DATE_MIN, FORMS, HELP, WIDE_MAX, 
 from models.app.datetext import (ambiguity, calendar_error, month_first, normalise, read_dates,
                                  wild_accuracy, wild_dates)
 from models.decoding import Translation
-from models.vocab import EOS, Vocab
+from models.vocab import Vocab
 
 NAMES = ["january", "february", "march", "april", "may", "june", "july", "august",
          "september", "october", "november", "december"]

@@ -9,7 +9,7 @@ import minigrad as mg
 from minigrad.runtime import blas
 from model_helpers import random_batch, tiny_model
 from models.app.cli import main
-from models.app.diagnose import LAZY, checks, measure, split_gradients
+from models.app.diagnose import LAZY, checks, split_gradients
 from models.app.train import Trainer, TrainConfig
 from models.seq2seq import decoder_inputs, masked_cross_entropy
 
