@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from minigrad.runtime import blas
-from models.app.cli import build_parser, main
+from models.app.cli import main
+from models.app.options import build_parser
 
 TINY = ["--embed", "8", "--hidden", "16", "--dec-hidden", "16", "--attn", "16"]
 

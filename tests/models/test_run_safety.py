@@ -130,7 +130,7 @@ def test_resume_checks_writability_before_any_work(tmp_path, capsys, monkeypatch
 
 def test_translate_svg_into_a_file_is_refused_before_decoding(tmp_path, capsys, monkeypatch):
     (tmp_path / "afile").write_text("x")
-    monkeypatch.setattr("models.app.cli.load_checkpoint", lambda *a: pytest.fail("decoded first"))
+    monkeypatch.setattr("models.app.translate.load_checkpoint", lambda *a: pytest.fail("decoded first"))
     assert main(["translate", str(tmp_path), "abc", "--svg", str(tmp_path / "afile")]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
 

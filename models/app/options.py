@@ -1,0 +1,235 @@
+"""The command line of ``python -m models``: its parsers (``build_parser``), the model settings
+they name (``model_config``), which train options were given (``given_train_options``) and
+the checks on options that argparse cannot make (``check_train_options``, ``check_translate_options``).
+``USAGE`` is what ``python -m models --help`` prints above the options.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+from models.app import dates
+from models.app.compare import CompareConfig, ScoresConfig
+from models.app.compare_models import ModelsConfig
+from models.app.data import TASKS
+from models.app.graphs import EXTENSIONS
+from models.decoders import SCORES
+from models.luong import LUONG_SCORES
+from models.seq2seq import DECODERS, DTYPES
+
+USAGE = """``python -m models``: train, translate and compare; with no arguments, the main demo.
+
+    python -m models                      train Bahdanau attention on dates, then translate
+                                          unseen dates and draw their alignments
+    python -m models train [options]      any task, decoder and score; --resume DIR continues
+                                          a run, --overwrite replaces the one in --out DIR
+    python -m models translate CHECKPOINT TEXT... [--beam K] [--svg DIR] [--no-heatmap]
+                                          [--month-first]  (dates: see translate --help)
+    python -m models compare-length       attention vs none: exact match against source length
+    python -m models inspect RUN          source 003 §6's debugging checks on a saved run
+    python -m models compare-models       Bahdanau, Luong and the Transformer side by side
+    python -m models compare-scores       dot, general, concat (Luong) and additive (Bahdanau)
+                                          on one budget: held-out exact match and time
+    python -m models graph [--fmt svg]    computation graphs: a GRU step, a collapsed seq2seq loss
+
+--threads N goes before or after the subcommand.
+"""
+MAX_BEAM = 1000  # wider beams help nothing here and hold K copies of the decoder state
+MAX_DECODE = 1000  # --max-len: output characters per text (the toy tasks need < 40)
+RESUME_OPTIONS = {"resume", "out", "time_limit"}  # the train options --resume goes with
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("model")
+    g.add_argument("--decoder", choices=DECODERS, default="bahdanau")
+    g.add_argument("--score", choices=sorted(set(SCORES + LUONG_SCORES)), default=None,
+                   help="attention score (default: additive for bahdanau, general for luong)")
+    g.add_argument("--embed", type=int, default=32, help="embedding size E")
+    g.add_argument("--hidden", type=int, default=64, help="encoder hidden size per direction")
+    g.add_argument("--dec-hidden", type=int, default=None, help="decoder hidden size (default: "
+                   "64, or 2 × --hidden for the dot scores)")
+    g.add_argument("--attn", type=int, default=64, help="attention width A (additive, concat)")
+    g.add_argument("--input-feeding", action="store_true", help="luong: feed h̃_{t−1} back into "
+                   "the RNN (Luong et al. 2015 §3.3; not in the sources, so off by default)")
+    g.add_argument("--combine", choices=("concat", "gate"), default="concat",
+                   help="luong: h̃_t = tanh(W_c [c_t; s_t]) or a learned gate (source 003 §3.1)")
+    g.add_argument("--cell", choices=("gru", "lstm"), default="gru", help="luong decoder's cell")
+    g.add_argument("--window", type=int, default=None, metavar="W", help="local-m/local-p: the "
+                   "half-width D (default 2); any other score: truncated attention, weight 0 "
+                   "where |j - t| > W (default: the whole source)")
+    g.add_argument("--temperature", type=float, default=1.0, metavar="T",
+                   help="α = softmax(e / T): below 1 sharper, above 1 flatter (source 003 §6)")
+    g.add_argument("--attn-dropout", "--dropout", dest="dropout", type=float, default=0.0,
+                   metavar="P", help="dropout on the attention weights α, in training only "
+                   "(source 003 §6; every decoder with attention)")
+    g.add_argument("--reset-before", action="store_true",
+                   help="Cho et al. 2014's GRU (reset gate before W_hn) instead of PyTorch's")
+    g.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    t = p.add_argument_group("transformer (--decoder transformer)")
+    t.add_argument("--layers", type=int, default=2, help="layers per stack L")
+    t.add_argument("--heads", type=int, default=4, help="attention heads h")
+    t.add_argument("--d-model", type=int, default=64, help="model width D")
+    t.add_argument("--ff", type=int, default=None, help="feed-forward width (default 2D)")
+    t.add_argument("--activation", choices=("relu", "gelu"), default="relu")
+    t.add_argument("--positions", choices=("sinusoidal", "learned"), default="sinusoidal")
+
+
+def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
+    g = p.add_argument_group("training")
+    g.add_argument("--task", choices=sorted(TASKS), default=task)
+    g.add_argument("--n-train", type=int, default=20000)
+    g.add_argument("--n-val", type=int, default=1000)
+    g.add_argument("--min-len", type=int, default=3, help="copy/reverse/sort source lengths")
+    g.add_argument("--max-len", type=int, default=10)
+    g.add_argument("--epochs", type=int, default=20)
+    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--lr", type=float, default=3e-3)
+    g.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
+                   help="step size: warm-up then cosine decay to 5%% of --lr (default), or constant")
+    g.add_argument("--clip", type=float, default=1.0, help="max global gradient norm")
+    g.add_argument("--target", type=float, default=0.99,
+                   help="stop at this held-out exact match (default 0.99)")
+    g.add_argument("--teacher-forcing", type=float, default=1.0)
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--time-limit", type=float, default=None, help="stop after this many seconds")
+
+
+
+
+def _demo_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default="runs/dates", help="checkpoint and SVG folder")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-train", type=int, default=20000, help="training dates (default 20000)")
+    p.add_argument("--epochs", type=int, default=10, help="at most this many (default 10; "
+                   "it stops at 99%% held-out exact match after at least 2)")
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """train: where the run goes (a new folder, --resume, --overwrite)."""
+    p.add_argument("--out", default=None, metavar="DIR", help="checkpoint folder (default: "
+                   "runs/<task>, or runs/<task>-2 ... when that one is in use); a folder "
+                   "that holds a checkpoint is refused unless --overwrite is given")
+    p.add_argument("--resume", metavar="DIR", help="continue the run saved in DIR exactly, "
+                   "with the settings it was saved with")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace the checkpoint already in --out DIR")
+
+
+def _translate_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("checkpoint", help="checkpoint folder (or its checkpoint.json)")
+    p.add_argument("text", nargs="+")
+    p.add_argument("--beam", type=int, default=0, metavar="K", help="beam search of width K")
+    p.add_argument("--length-penalty", type=float, default=0.6)
+    p.add_argument("--max-len", type=int, default=64)
+    p.add_argument("--svg", metavar="DIR", help="also write each heatmap as an SVG file here")
+    p.add_argument("--no-heatmap", action="store_true")
+    p.add_argument("--month-first", action="store_true", help="dates: read ambiguous numeric "
+                   "dates (03/04/2020) month first (US) instead of day first")
+    p.add_argument("--temperature", type=float, default=None, metavar="T", help="decode with "
+                   "α = softmax(e / T) (default: the temperature the model was trained with)")
+
+
+def _inspect_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("run", help="a run folder (or its checkpoint.json)")
+    p.add_argument("--n", type=int, default=200, help="held-out pairs to measure")
+    p.add_argument("--no-svg", action="store_true", help="draw the curves in the terminal only")
+
+
+def _config_options(p: argparse.ArgumentParser, config) -> None:
+    """One option per field of ``config`` (a compare command's settings), its default the field's."""
+    for name, value in vars(config).items():
+        p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
+
+
+def _graph_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fmt", choices=sorted(EXTENSIONS), default="svg")
+    p.add_argument("--out", default="runs/graphs", help="folder for gru_step.* and seq2seq_loss.*")
+    for name, value in (("seed", 0), ("vocab", 32), ("batch", 64), ("length", 20)):
+        p.add_argument("--" + name, type=int, default=value)
+
+
+def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; ``train_defaults`` overrides the train subcommand's defaults."""
+    threads_help = "BLAS threads (default 1: faster for these small matrices)"
+    parser = argparse.ArgumentParser(prog="python -m models", description=USAGE,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=1, help=threads_help)
+    threads = argparse.ArgumentParser(add_help=False)  # --threads after the subcommand too,
+    threads.add_argument("--threads", type=int, default=argparse.SUPPRESS,  # with no default
+                         help=threads_help)  # there, so it cannot undo one given before
+    sub = parser.add_subparsers(dest="command")
+    add = lambda name, **kw: sub.add_parser(name, parents=[threads], **kw)
+    _demo_options(add("demo", help="the main demo (what no arguments runs)"))
+    train = add("train", help="train a model and checkpoint it")
+    _model_options(train)
+    _train_options(train)
+    _run_options(train)
+    if train_defaults:
+        train.set_defaults(**train_defaults)
+    _translate_options(add("translate", help="translate text with a trained checkpoint",
+                           epilog=dates.HELP, formatter_class=argparse.RawDescriptionHelpFormatter))
+    _inspect_options(add("inspect", help="source 003 §6's debugging checks on a saved run: "
+                         "diagonality, lazy attention, entropy per step, gradient through "
+                         "attention vs recurrence"))
+    cmp_ = add("compare-length", help="exact match vs source length, with and "
+               "without attention (Bahdanau et al.'s Figure 2 in miniature)")
+    _config_options(cmp_, CompareConfig())
+    cmp_.add_argument("--out", default="runs/compare-length", help="folder for the SVG")
+    _config_options(add("compare-scores", help="the four scores of sources 000 and 003 trained "
+                        "on the same task with the same budget: held-out exact match and "
+                        "training time"), ScoresConfig())
+    models = add("compare-models", help="Bahdanau, Luong and a Transformer at similar sizes on "
+                 "one budget: time to target, exact match by length, decoding speed, heads")
+    _config_options(models, ModelsConfig())
+    models.add_argument("--out", default="runs/compare-models", help="folder for the SVGs")
+    _graph_options(add("graph", help="draw a GRU step and a seq2seq loss (collapsed) with "
+                       "minigrad.viz"))
+    return parser
+
+
+def given_train_options(argv) -> set:
+    """The train options named on the command line ``argv`` (whatever their values)."""
+    dests = set(vars(build_parser().parse_args(["train"]))) - {"command", "threads"}
+    unset = object()  # a default no command line can produce
+    a = vars(build_parser(train_defaults=dict.fromkeys(dests, unset)).parse_args(argv))
+    return {d for d in dests if a.get(d, unset) is not unset}
+
+
+def model_config(a) -> dict:
+    """The ``ModelConfig`` settings the train options ``a`` name (score and sizes defaulted)."""
+    score = a.score or ("general" if a.decoder == "luong" else "additive")
+    dot, local = score in ("dot", "scaled-dot"), score.startswith("local")
+    return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
+                dec_hidden=a.dec_hidden or (2 * a.hidden if dot else 64),
+                input_feeding=a.input_feeding, cell=a.cell, combine=a.combine,
+                window=a.window if local and a.window is not None else 2,
+                truncate=None if local else a.window, temperature=a.temperature,
+                reset_after=not a.reset_before, dtype=a.dtype, layers=a.layers, heads=a.heads,
+                d_model=a.d_model, ff=a.ff or 2 * a.d_model, dropout=a.dropout,
+                activation=a.activation, positions=a.positions)
+
+
+def check_train_options(a) -> None:
+    """train: refuse a negative --time-limit, and options --resume would ignore or contradict."""
+    if a.time_limit is not None and not a.time_limit >= 0:
+        raise ValueError(f"train: --time-limit must be >= 0 seconds, got {a.time_limit}")
+    if not a.resume:
+        return
+    moved = a.out is not None and os.path.normpath(a.out) != os.path.normpath(a.resume)
+    if a.overwrite or moved:
+        drop = "--overwrite (which would replace it)" if a.overwrite else f"--out {a.out}"
+        raise ValueError(f"train: --resume {a.resume} continues the run in that folder: "
+                         f"drop {drop}")
+    ignored = ", ".join("--" + k.replace("_", "-") for k in sorted(a.given - RESUME_OPTIONS))
+    if ignored:
+        raise ValueError(f"train: --resume continues {a.resume} with the settings it was saved "
+                         f"with, so {ignored} would be ignored: drop it (or start a new run "
+                         "with --out NEW_DIR)")
+
+
+def check_translate_options(a) -> None:
+    """translate: --beam and --max-len within bounds (before the checkpoint is read)."""
+    if not 0 <= a.beam <= MAX_BEAM:
+        raise ValueError(f"translate: --beam must be 1..{MAX_BEAM} (or 0 for greedy), got {a.beam}")
+    if not 1 <= a.max_len <= MAX_DECODE:
+        raise ValueError(f"translate: --max-len must be 1..{MAX_DECODE}, got {a.max_len}")

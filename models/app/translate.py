@@ -1,0 +1,89 @@
+"""``python -m models translate``: decode texts with a saved model and show each translation
+with its alignment (a terminal heatmap, optionally SVG files).
+
+``translate_texts`` decodes any task's texts (greedy or beam); a dates checkpoint goes through
+``datetext.read_dates`` instead, which normalises the text and reports ambiguous dates.
+``show`` prints the results (the main demo uses it too).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+from attention import Attention
+from attention.masking import check_temperature
+from models.app.checkpoint import load_checkpoint
+from models.app.datetext import read_dates
+from models.app.options import check_translate_options
+from models.app.pictures import alignment_svg, alignment_text
+from models.app.runs import writable_folder
+from models.vocab import pad_batch
+
+
+def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0.6,
+                    max_len=64) -> list:
+    """[(text, Translation)] for each text (unknown characters → <unk>, with a warning)."""
+    for t in texts:
+        if not t.strip():
+            raise ValueError("translate: empty text; give at least one character to translate")
+    src, mask = pad_batch([src_vocab.encode(t) for t in texts])  # (B, S) each
+    outs = (model.beam(src, beam, length_penalty, max_len, mask) if beam
+            else model.greedy(src, max_len, mask))
+    return list(zip(texts, outs))
+
+
+def set_temperature(model, temperature: float) -> None:
+    """Decode ``model`` with α = softmax(e / T) (source 003 §6): its attention's T becomes
+    ``temperature``. Only the global attention of the bahdanau and luong decoders has one."""
+    attention = getattr(model.decoder, "attention", None)
+    if not isinstance(attention, Attention):
+        raise ValueError(f"translate: --temperature needs global attention; this model has the "
+                         f"{model.config.decoder!r} decoder with the {model.config.score!r} score")
+    attention.temperature = check_temperature("translate: --temperature", temperature)
+
+
+def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
+    """Print each translation (and its heatmap); SVG heatmaps go to new files in ``svg_dir``.
+    ``results``: (text, Translation) pairs, or ``datetext.Reading``s (with their notes)."""
+    k = 1
+    for item in results:
+        typed, text, out, notes = ((item.text, item.model_input, item.translation, item.notes)
+                                   if hasattr(item, "notes") else (item[0], *item, []))
+        print(f"{typed!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")
+        for note in notes:
+            print(f"  {note}")
+        if heatmaps:
+            print(alignment_text(out, text, src_vocab, tgt_vocab))
+        if svg_dir and out.weights is not None:
+            os.makedirs(svg_dir, exist_ok=True)
+            while os.path.exists(os.path.join(svg_dir, f"alignment-{k}.svg")):
+                k += 1  # never overwrite an earlier picture: continue the numbering
+            path = os.path.join(svg_dir, f"alignment-{k}.svg")
+            alignment_svg(out, text, src_vocab, tgt_vocab, path)
+            print(f"heatmap written to {path}")
+        print()
+
+
+def cmd_translate(a) -> None:
+    check_translate_options(a)
+    if a.svg:
+        writable_folder(a.svg)  # a file, or a folder that cannot be written: before decoding
+    model, src_vocab, tgt_vocab, index = load_checkpoint(a.checkpoint)
+    is_dates = index.get("task") == "dates"
+    if a.month_first and not is_dates:
+        raise ValueError("translate: --month-first is for a dates checkpoint; "
+                         f"{a.checkpoint} was trained on {index.get('task')!r}")
+    if a.temperature is not None:
+        set_temperature(model, a.temperature)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if is_dates:  # normalised, ambiguity reported, output checked as a calendar date
+            results = read_dates(model, src_vocab, tgt_vocab, a.text, a.beam, a.length_penalty,
+                                 a.max_len, "month-first" if a.month_first else "day-first")
+        else:
+            results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
+                                      a.length_penalty, a.max_len)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    show(results, src_vocab, tgt_vocab, not a.no_heatmap, a.svg)
