@@ -28,7 +28,8 @@ from models.app.pictures import (by_length_svg, by_length_table, by_length_text,
                                  heads_svg, heads_text)
 from models.app.runs import (foreign_files, free_name, fresh_folder, holds_checkpoint, run_lock,
                              stop_on_ctrl_c, writable_folder)
-from models.app.train import Trainer, TrainConfig, fmt_time
+from models.app.progress import fmt_time
+from models.app.train import Trainer, TrainConfig
 from models.app.translate import cmd_translate, show
 
 DEMO_DATES = ("Thursday, August 29, 2018", "3rd Mar '95", "12/25/2019", "the 5th of November 1605")

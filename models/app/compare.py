@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from models.app.data import make_task
 from models.vocab import pad_batch
-from models.app.train import Trainer, TrainConfig, seeds
+from models.app.train import Trainer
+from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import ModelConfig, Seq2Seq
 
 

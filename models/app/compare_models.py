@@ -24,7 +24,8 @@ import minigrad as mg
 from models.vocab import BOS, pad_batch
 from models.app.compare import exact_by_length
 from models.app.data import TASKS, make_task
-from models.app.train import Trainer, TrainConfig, seeds
+from models.app.train import Trainer
+from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import ModelConfig, Seq2Seq
 
 

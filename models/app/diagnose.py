@@ -33,7 +33,7 @@ from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.data import make_task
 from models.app.pictures import diagonality
 from models.app.runs import free_name
-from models.app.train import TrainConfig, seeds
+from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import decoder_inputs, masked_cross_entropy
 from models.vocab import pad_batch
 

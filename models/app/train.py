@@ -1,11 +1,7 @@
-"""Training: Adam, gradient clipping, a progress line, held-out evaluation, early stop at a
-target exact match, and checkpoints that resume exactly.
-
-Randomness. ``TrainConfig.seed`` seeds three generators (``np.random.SeedSequence.spawn``):
-the data, the initial weights, and training (batch order, teacher forcing). The training
-generator's state (``bit_generator.state``, plain JSON) is saved with every checkpoint, with
-the state it had when the current epoch's batch order was drawn; together with Adam's state
-this makes a resumed run continue bit for bit: it ends with the weights of an uninterrupted one.
+"""Training: Adam, gradient clipping, a progress line (worded in ``models.app.progress``),
+held-out evaluation (``models.app.evaluate``), early stop at a target exact match, and
+checkpoints that resume exactly (bit for bit: the settings, the state and the random
+generators a checkpoint saves are in ``models.app.train_config``).
 
 The step size follows ``TrainConfig.schedule``: "constant" (the default here, so code that
 configures a run keeps its behaviour) or "cosine", warm-up then cosine decay, which the CLI's
@@ -26,17 +22,19 @@ import dataclasses
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 import minigrad as mg
 from minigrad import optim
 
-from models.app import checkpoint as ckpt
-from models.app.checks import MAX_LEN, check_data_size, check_state, is_int, is_real, need
-from models.app.data import TASKS, TaskData, make_task
-from models.app.schedule import SCHEDULES, BestWeights, learning_rate
+from models.app import checkpoint as ckpt, progress
+from models.app.checks import check_state
+from models.app.data import TaskData, make_task
+from models.app.evaluate import evaluate
+from models.app.schedule import BestWeights, learning_rate
+from models.app.train_config import TrainConfig, TrainState, seeds
 from models.vocab import pad_batch
 from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 
@@ -47,75 +45,19 @@ DIVERGED = 25  # a loss per token above DIVERGED · log V (a uniform guess: log 
 
 
 @dataclass
-class TrainConfig:
-    task: str = "dates"
-    n_train: int = 20000
-    n_val: int = 1000
-    min_len: int = 3          # copy, reverse, sort: source length range (dates ignore it)
-    max_len: int = 10
-    batch_size: int = 64
-    lr: float = 3e-3
-    schedule: str = "constant"  # or "cosine" (the CLI's default; see models.app.schedule)
-    clip: float = 1.0         # max global gradient norm
-    epochs: int = 20
-    target: float = 0.99      # stop once held-out exact match reaches this (> 1: never)
-    min_epochs: int = 1       # ... but not before this many epochs
-    teacher_forcing: float = 1.0
-    seed: int = 0
+class _Pace:
+    """The clock of one ``Trainer.run`` call, for the time limit and the progress line."""
+    started: float              # time.perf_counter() when the call began
+    seconds0: float             # training seconds before the call
+    last_line: float = 0.0      # when the last progress line was written
+    seen: int = 0               # examples trained on in this call
+    last_batch: float = 0.0     # seconds the last batch took
 
     def __post_init__(self):
-        """Refuse settings that would crash later, train nothing, never stop, or not fit in
-        memory (a config may also come from a checkpoint anyone wrote)."""
-        who = "TrainConfig"
-        need(self.task in TASKS, who, f"task must be one of {sorted(TASKS)}", self.task)
-        for name in ("n_train", "n_val", "batch_size", "epochs", "min_len", "max_len"):
-            v = getattr(self, name)
-            need(is_int(v) and v >= 1, who, f"{name} must be a positive int", v)
-        need(self.max_len <= MAX_LEN, who, f"max_len must be <= {MAX_LEN}", self.max_len)
-        need(is_int(self.min_epochs) and self.min_epochs >= 0, who, "min_epochs must be an int >= 0",
-             self.min_epochs)
-        need(is_int(self.seed) and self.seed >= 0, who, "seed must be an int >= 0", self.seed)
-        need(is_real(self.lr) and 0 < self.lr < math.inf, who, "lr must be a finite number > 0", self.lr)
-        need(self.schedule in SCHEDULES, who, f"schedule must be one of {SCHEDULES}", self.schedule)
-        need(is_real(self.clip) and self.clip > 0, who,
-             "clip (the max gradient norm) must be > 0 (inf: no clipping)", self.clip)
-        need(is_real(self.teacher_forcing) and 0 <= self.teacher_forcing <= 1, who,
-             "teacher_forcing must be in [0, 1]", self.teacher_forcing)
-        need(is_real(self.target) and self.target >= 0, who,
-             "target must be >= 0 (above 1: never stop early)", self.target)
-        check_data_size(self.n_train + self.n_val, self.max_len)
+        self.last_line = self.started
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "TrainConfig":
-        if not isinstance(d, dict):
-            raise ValueError(f"TrainConfig: expected a dict of settings, got {type(d).__name__}")
-        return cls(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}})
-
-
-@dataclass
-class TrainState:
-    """Where a run is: everything besides weights and Adam that ``--resume`` needs."""
-    epoch: int = 0                 # epochs completed
-    batch: int = 0                 # batches of the current epoch completed
-    step: int = 0                  # optimizer steps in total
-    seconds: float = 0.0           # training time so far
-    rng: dict | None = None        # training generator's bit_generator.state
-    epoch_rng: dict | None = None  # its state before this epoch's batch order was drawn
-    sums: dict = field(default_factory=dict)     # running sums over the current epoch
-    history: list = field(default_factory=list)  # one dict per finished epoch
-    curve: list = field(default_factory=list)    # [step, mean loss of the last CURVE steps]
-    best: dict | None = None       # {"epoch", "val_exact"} of the best held-out epoch
-    done: bool = False
-
-
-def seeds(seed: int) -> tuple:
-    """Generators for (data, initial weights, training) from one seed."""
-    return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
-
-
-def fmt_time(seconds: float) -> str:
-    seconds = max(0, int(round(seconds)))
-    return f"{seconds // 60}:{seconds % 60:02d}"
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
 
 
 class Trainer:
@@ -247,37 +189,22 @@ class Trainer:
             log("this run is already finished")
             return st
         self.model.train()
-        started, seconds0 = time.perf_counter(), st.seconds
-        last_line, seen = started, 0  # for the progress line: examples seen in this call
-        last_batch = 0.0  # seconds the last batch took
+        pace = _Pace(time.perf_counter(), st.seconds)
+        # a batch that would end past the time limit is not started (batches may be slow)
+        stop = lambda: ((max_steps is not None and st.step >= max_steps) or should_stop() or (
+            time_limit is not None and pace.elapsed() + pace.last_batch >= time_limit))
         while st.epoch < cfg.epochs:
             plan = self._this_epochs_plan()
             while st.batch < len(plan):
-                # a batch that would end past the time limit is not started (batches may be slow)
-                if (max_steps is not None and st.step >= max_steps) or should_stop() or (
-                        time_limit is not None
-                        and time.perf_counter() - started + last_batch >= time_limit):
-                    st.seconds = seconds0 + time.perf_counter() - started
-                    if folder is not None:
-                        self.save(folder)
-                    log(f"stopped at epoch {st.epoch + 1}, batch {st.batch}/{len(plan)} "
-                        f"(step {st.step})" + (f"; resume with --resume {folder}" if folder else ""))
+                if stop():
+                    self._stop(log, folder, pace, len(plan))
                     return st
-                try:
-                    t0 = time.perf_counter()
-                    counts = self.train_step(plan[st.batch])
-                    last_batch = time.perf_counter() - t0
-                except FloatingPointError as e:  # NaN/inf gradients: stop, and save nothing
-                    kept = f"; the last checkpoint in {folder} (if any) is kept" if folder else ""
-                    raise FloatingPointError(
-                        f"training diverged at epoch {st.epoch + 1}, step {st.step + 1} ({e}){kept}; "
-                        f"try a smaller --lr (now {cfg.lr}) or --clip (now {cfg.clip})") from None
-                self._count(counts)
-                seen += counts["examples"]
-                if time.perf_counter() - last_line >= progress_every:
-                    last_line = time.perf_counter()
-                    log(self._progress_line(len(plan), seen / (last_line - started)))
-            st.seconds = seconds0 + time.perf_counter() - started
+                self._batch(plan[st.batch], folder, pace)
+                if time.perf_counter() - pace.last_line >= progress_every:
+                    pace.last_line = time.perf_counter()
+                    rate = pace.seen / (pace.last_line - pace.started)
+                    log(progress.progress_line(st, len(plan), cfg.batch_size, rate))
+            st.seconds = pace.seconds0 + pace.elapsed()
             self._end_epoch(log)  # sets done when the target is reached
             st.done = st.done or st.epoch >= cfg.epochs
             if st.done:
@@ -292,6 +219,30 @@ class Trainer:
                 self.save(folder)
         self.model.eval()
         return st
+
+    def _batch(self, idx, folder, pace: "_Pace") -> None:
+        """One training step, timed and counted; NaN/inf gradients stop the run, saving nothing."""
+        st, cfg = self.state, self.config
+        try:
+            t0 = time.perf_counter()
+            counts = self.train_step(idx)
+            pace.last_batch = time.perf_counter() - t0
+        except FloatingPointError as e:
+            kept = f"; the last checkpoint in {folder} (if any) is kept" if folder else ""
+            raise FloatingPointError(
+                f"training diverged at epoch {st.epoch + 1}, step {st.step + 1} ({e}){kept}; "
+                f"try a smaller --lr (now {cfg.lr}) or --clip (now {cfg.clip})") from None
+        self._count(counts)
+        pace.seen += counts["examples"]
+
+    def _stop(self, log, folder, pace: "_Pace", n_batches: int) -> None:
+        """Stopped inside an epoch: checkpoint where the run is, and say how to go on."""
+        st = self.state
+        st.seconds = pace.seconds0 + pace.elapsed()
+        if folder is not None:
+            self.save(folder)
+        log(f"stopped at epoch {st.epoch + 1}, batch {st.batch}/{n_batches} "
+            f"(step {st.step})" + (f"; resume with --resume {folder}" if folder else ""))
 
     def _this_epochs_plan(self) -> list:
         """The batch order of the current epoch: drawn afresh (and the generator remembered) at
@@ -318,13 +269,6 @@ class Trainer:
             for k in counts:
                 st.sums.pop("curve_" + k, None)
 
-    def _progress_line(self, n_batches: int, rate: float) -> str:
-        st, s = self.state, self.state.sums
-        left = (n_batches - st.batch) * self.config.batch_size / max(rate, 1e-9)
-        return (f"  epoch {st.epoch + 1:>3} batch {st.batch:>4}/{n_batches}  loss "
-                f"{s['loss'] / s['tokens']:.4f}  tok acc {100 * s['correct'] / s['tokens']:5.1f}%  "
-                f"{rate:6.0f} ex/s  epoch ends in ~{fmt_time(left)}")
-
     def _end_epoch(self, log) -> None:
         st, cfg, s = self.state, self.config, self.state.sums
         val = self.evaluate()
@@ -336,54 +280,18 @@ class Trainer:
         if self.best.offer(val["exact"], st.epoch + 1, self.model):
             st.best, self._best_saved = self.best.to_dict(), False
         elif self.best.worse(val["exact"]):
-            log(f"  this run got worse: held-out exact match {100 * val['exact']:.1f}%, down from "
-                f"{100 * self.best.score:.1f}% at epoch {self.best.epoch} (those weights are kept)")
+            log(progress.got_worse(val["exact"], self.best))
         st.epoch, st.batch, st.sums, st.epoch_rng = st.epoch + 1, 0, {}, None
-        rate = len(self.src) * st.epoch / max(st.seconds, 1e-9)
-        eta = (cfg.epochs - st.epoch) * len(self.src) / rate
-        log(f"epoch {st.epoch:>3}/{cfg.epochs}  loss {record['loss']:.4f}  "
-            f"tok acc {100 * record['token_acc']:5.1f}%  exact(val) {100 * val['exact']:5.1f}%  "
-            f"{rate:6.0f} ex/s  {fmt_time(st.seconds)} elapsed  ETA ≤{fmt_time(eta)}")
+        log(progress.epoch_line(st, cfg.epochs, record, len(self.src)))
         if val["exact"] >= cfg.target and st.epoch >= cfg.min_epochs:
             st.done = True
-            log(f"reached {100 * val['exact']:.1f}% exact match on {len(self.data.val)} held-out "
-                f"examples (target {100 * cfg.target:g}%) after {fmt_time(st.seconds)}")
+            log(progress.reached(val["exact"], len(self.data.val), cfg.target, st.seconds))
         elif st.epoch >= cfg.epochs and val["exact"] < cfg.target <= 1:  # out of epochs
-            log(f"stopped after {st.epoch} epoch{'s' * (st.epoch != 1)} at "
-                f"{100 * val['exact']:.1f}% held-out exact match (target {100 * cfg.target:g}% "
-                "not reached). To train longer, start a new run with more --epochs "
-                "(--resume continues only an interrupted run)")
-
+            log(progress.out_of_epochs(st.epoch, val["exact"], cfg.target))
 
     def _keep_best(self, log) -> None:
         """End with the best held-out epoch's weights when the last epoch was worse."""
         b, last = self.best, self.state.history[-1] if self.state.history else None
         if b.weights is not None and last is not None and b.epoch != last["epoch"]:
             self.model.load_state_dict(b.weights)
-            log(f"keeping the weights of epoch {b.epoch} ({100 * b.score:.1f}% held-out exact "
-                f"match), not the last epoch's ({100 * last['val_exact']:.1f}%)")
-
-
-def evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int = 500) -> dict:
-    """Exact match and token accuracy of greedy decoding on ``pairs`` (sorted by length),
-    in eval mode (no dropout), whatever mode the model was in (and is left in)."""
-    training = model.training
-    model.eval()
-    try:
-        return _evaluate(model, data, pairs, max_len, batch_size)
-    finally:
-        model.train(training)
-
-
-def _evaluate(model: Seq2Seq, data: TaskData, pairs, max_len: int, batch_size: int) -> dict:
-    pairs = sorted(pairs, key=lambda p: len(p[0]))
-    exact = right = total = 0
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
-        src, src_mask = pad_batch([data.src_vocab.encode(s) for s, _ in chunk])  # (B, S) each
-        for (_, want), out in zip(chunk, model.greedy(src, max_len, src_mask)):
-            got = data.tgt_vocab.decode(out.tokens)
-            exact += got == want
-            right += sum(a == b for a, b in zip(got, want))
-            total += max(len(got), len(want))
-    return {"exact": exact / max(len(pairs), 1), "token_acc": right / max(total, 1)}
+            log(progress.kept_best(b, last["val_exact"]))
