@@ -5,7 +5,7 @@ import pytest
 
 import minigrad as mg
 from attention import Attention, DotScore, GeneralScore, LocalAttention
-from attention_checks import gradcheck_module
+from minigrad.gradcheck import gradcheck_module
 
 S, D = 9, 2
 

@@ -5,8 +5,7 @@ import pytest
 
 import minigrad as mg
 from attention import MultiHeadAttention, ScaledDotScore, attend, scaled_dot_product_attention
-from attention_checks import gradcheck_module
-from minigrad.gradcheck import gradcheck
+from minigrad.gradcheck import gradcheck, gradcheck_module
 
 
 def np_sdpa(q, k, v, mask):

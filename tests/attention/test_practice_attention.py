@@ -8,8 +8,8 @@ from hypothesis.extra import numpy as hnp
 import minigrad as mg
 from attention import AdditiveScore, Attention, GeneralScore, LocalAttention, masked_softmax
 from attention.masking import window_mask
-from attention_checks import finite, gradcheck_module, read_inputs
-from minigrad.gradcheck import gradcheck
+from attention_checks import finite, read_inputs
+from minigrad.gradcheck import gradcheck, gradcheck_module
 
 
 @settings(deadline=None)

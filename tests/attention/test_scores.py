@@ -7,8 +7,7 @@ import pytest
 import minigrad as mg
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore, attend)
-from attention_checks import gradcheck_module
-from minigrad.gradcheck import gradcheck
+from minigrad.gradcheck import gradcheck, gradcheck_module
 
 B, T, S, DQ, DK, A = 2, 3, 4, 3, 5, 4
 
