@@ -11,10 +11,11 @@ with the forward formula and the shapes in its docstring; as shipped it returns 
 the checker reports as "not implemented yet". The checker compares the learner's gradients
 with central finite differences of the forward (float64) and names classic mistakes.
 
-Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic`` and
-``catalog_attention``, ``catalog_transformer`` (the exercises), ``diagnose`` (patterns of wrong
-gradients), ``checker`` (judging), ``child`` and ``sandbox`` (a learner's file runs in a child
-process with a wall-clock limit), ``report`` (text), ``__main__`` (the command line).
+Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic``,
+``catalog_attention``, ``catalog_transformer`` and ``catalog_second`` (the exercises: 1-7,
+8-12, 13-14, 15-16), ``diagnose`` (patterns of wrong gradients), ``checker`` (judging),
+``child`` and ``sandbox`` (a learner's file runs in a child process with a wall-clock limit),
+``report`` (text), ``__main__`` (the command line).
 """
 from __future__ import annotations
 

@@ -99,9 +99,10 @@ def autodiff(surrogate: Callable) -> Callable:
 @functools.lru_cache(maxsize=None)
 def all_exercises() -> tuple:
     """Every exercise, numbered, easy to hard."""
-    from minigrad.exercises import catalog_attention, catalog_basic, catalog_transformer
+    from minigrad.exercises import (catalog_attention, catalog_basic, catalog_second,
+                                    catalog_transformer)
     exercises = (catalog_basic.EXERCISES + catalog_attention.EXERCISES
-                 + catalog_transformer.EXERCISES)
+                 + catalog_transformer.EXERCISES + catalog_second.EXERCISES)
     return tuple(replace(e, number=i) for i, e in enumerate(exercises, start=1))
 
 

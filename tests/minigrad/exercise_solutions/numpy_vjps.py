@@ -187,11 +187,39 @@ def causal_attention(g, Q, K, V, mistake=None):
     return dS @ K * scale, T(dS) @ Q * scale, T(A) @ g
 
 
+def hvp(g, w, X, y, mistake=None):
+    s = sigmoid(X @ w)                                     # (N,)
+    if mistake == "hessian":
+        return X.T @ (X * (s * (1 - s))[:, None]) / len(y)  # (D, D)
+    weight = {"no sigma'": np.ones_like(s), "residual": s - y}.get(mistake, s * (1 - s))
+    n = 1 if mistake == "no 1/N" else len(y)
+    return (-1 if mistake == "sign" else 1) * X.T @ (weight * (X @ g)) / n
+
+
+def read_second(g, e, h, gc, mistake=None):
+    def dot(u, v):
+        return (u * v).sum(axis=-1, keepdims=True)         # (B, 1)
+    al = softmax(e)                                        # (B, S)
+    s = np.einsum("bd,bsd->bs", gc, h)                     # (B, S)
+    a = al * (s - dot(al, s))                              # (B, S): the forward
+    de = {"c constant": a * g - al * dot(a, g), "outer alpha constant": -a * dot(al, g),
+          "sign": -(a * g - al * dot(a, g) - a * dot(al, g))}.get(
+        mistake, a * g - al * dot(a, g) - a * dot(al, g))
+    if mistake == "hessian":
+        de = a[:, :, None] * np.eye(e.shape[-1]) - al[:, :, None] * a[:, None, :] \
+            - a[:, :, None] * al[:, None, :]               # (B, S, S)
+    b = al * (g - dot(al, g))                              # (B, S): softmax VJP of g
+    if mistake == "no -c":                                 # the VJP of α ⊙ s
+        de, b = al * (g * s - dot(al, g * s)), al * g
+    return de, b[:, :, None] * gc[:, None, :], np.einsum("bs,bsd->bd", b, h)
+
+
 VJPS = {"mul": mul, "tanh": tanh, "sigmoid": sigmoid_, "sum_axis": sum_axis, "matmul": matmul,
         "softmax": softmax_, "log_softmax_ce": log_softmax_ce, "masked_softmax": masked_softmax,
         "attention_read": attention_read, "additive_score": additive_score,
         "scaled_dot_product": scaled_dot_product, "gru_cell": gru_cell,
-        "layer_norm": layer_norm, "causal_attention": causal_attention}
+        "layer_norm": layer_norm, "causal_attention": causal_attention, "hvp": hvp,
+        "read_second": read_second}
 
 # (exercise, mistake, text the checker's diagnosis must contain)
 MISTAKES = [
@@ -234,4 +262,14 @@ MISTAKES = [
     ("layer_norm", "dgamma unsummed", "grad.sum(axis=0)"),
     ("causal_attention", "no mask", "ignored the causal mask"),
     ("causal_attention", "triu", "the mask is on the wrong side"),
+    ("hvp", "hessian", "this is the whole Hessian H (D, D)"),
+    ("hvp", "no sigma'", "missing σ' = σ(1 − σ)"),
+    ("hvp", "residual", "σ − y is the residual"),
+    ("hvp", "no 1/N", "a mean's 1/N"),
+    ("hvp", "sign", "sign error"),
+    ("read_second", "c constant", "forgot that c depends on e"),
+    ("read_second", "outer alpha constant", "differentiated only c"),
+    ("read_second", "no -c", "its −c term has derivatives too"),
+    ("read_second", "hessian", "this is the whole Hessian ∂a/∂e (B, S, S)"),
+    ("read_second", "sign", "sign error"),
 ]
