@@ -55,9 +55,17 @@ def _residual_for_sigma_prime(y):
     return sigma
 
 
-def _returned_hessian(g, x, c):
-    X, s = c["X"], 1 / (1 + np.exp(-(c["X"] @ x["w"])))     # (N, D), (N,)
-    return {"w": X.T @ (X * (s * (1 - s))[:, None]) / len(c["y"])}   # (D, D): H, not H g
+def _whole_hessian(forward, name):
+    """The mistake "returned the whole Hessian": ∂forward/∂name with the output's last axis
+    before the input's, (…, K, K), built by the engine one one-hot g at a time -- so the
+    catalogue holds no formula for it."""
+    grads = autodiff(forward)
+
+    def wrong(g, x, c):
+        rows = [grads(np.broadcast_to(row, g.shape).copy(), x, c)[name]
+                for row in np.eye(g.shape[-1])]
+        return {name: np.stack(rows, axis=-2)}                # (…, K, K)
+    return wrong
 
 
 HVP = Exercise(
@@ -69,15 +77,16 @@ HVP = Exercise(
     hints=(
         "w (D,), X (N, D), labels y (N,) of 0s and 1s, N = len(y). The forward p = ∇f(w) is "
         "(D,), so g and your answer are (D,) too. Never build the D × D Hessian: go through "
-        "the examples -- X @ g is (N,), one number per example; weight it elementwise; X.T @ "
-        "(…) brings it back to (D,).",
+        "the examples -- the product X g is (N,), one number per example; weight it "
+        "elementwise; multiplying by Xᵀ brings it back to (D,).",
         "p is linear in σ(z), z = X w, and dσ/dz = σ(1 − σ), so H = ∂p/∂w = Xᵀ diag(σ(1 − σ)) "
         "X / N. H is symmetric, so the VJP is H g = Xᵀ (σ(1 − σ) ⊙ (X g)) / N. The labels y "
         "drop out.",
     ),
     mistakes=(
         Mistake("this is the whole Hessian H (D, D): return H g, a (D,) vector -- and "
-                "better, never build H: Xᵀ (σ(1 − σ) ⊙ (X g)) / N", _returned_hessian),
+                "better, never build H: Xᵀ (σ(1 − σ) ⊙ (X g)) / N",
+                _whole_hessian(_logistic_grad, "w")),
         Mistake("missing σ' = σ(1 − σ): the Hessian of the logistic loss is "
                 "Xᵀ diag(σ(1 − σ)) X / N, not Xᵀ X / N",
                 autodiff(lambda w, X, y: _logistic_grad(w, X, y, _no_sigma_prime))),
@@ -119,16 +128,6 @@ def _read_mistake(text, name, inputs=("e",)):
     return Mistake(text, lambda g, x, c: {k: v for k, v in grads(g, x, c).items() if k in inputs})
 
 
-def _read_hessian(g, x, c):
-    e, h, gc = x["e"], x["h"], x["gc"]
-    alpha = np.exp(e - e.max(-1, keepdims=True))
-    alpha /= alpha.sum(-1, keepdims=True)                   # (B, S)
-    s = np.einsum("bd,bsd->bs", gc, h)                      # (B, S)
-    a = alpha * (s - (alpha * s).sum(-1, keepdims=True))    # (B, S)
-    outer = alpha[:, :, None] * a[:, None, :]               # (B, S, S): α aᵀ
-    return {"e": np.einsum("bs,st->bst", a, np.eye(e.shape[-1])) - outer - np.swapaxes(outer, 1, 2)}
-
-
 READ_SECOND = Exercise(
     name="read_second", stars=5, title="the attention read, second order",
     formula="a = ∂L/∂e = α ⊙ (s − α·s), s_j = g_c·h_j (004 §7); differentiate a again",
@@ -140,8 +139,9 @@ READ_SECOND = Exercise(
         "α = softmax(e) (B, S), s = np.einsum('bd,bsd->bs', gc, h) (B, S), s̄ = Σ α s as "
         "(B, 1) with keepdims=True, a = α (s − s̄). Every 'x·y' over S is a row sum kept as "
         "(B, 1). dh (B, S, D) is a (B, S) array times gc[:, None, :]; dgc (B, D) sums over S.",
-        "de = a ⊙ g − α (a·g) − a (α·g): the Hessian H = diag(a) − α aᵀ − a αᵀ (symmetric) "
-        "times g. With b = α ⊙ (g − α·g) (the softmax VJP of g): dh_j = b_j g_c and "
+        "Differentiate both factors of a_j = α_j (s_j − s̄): ∂α_j/∂e_i = α_j (δ_ij − α_i) and "
+        "∂s̄/∂e_i = a_i. So the Hessian is H = diag(a) − α aᵀ − a αᵀ (symmetric) and "
+        "de = H g = a ⊙ g − α (a·g) − a (α·g). With b = α ⊙ (g − α·g) (the softmax VJP of g): dh_j = b_j g_c and "
         "dgc = Σ_j b_j h_j. Check: Σ_j de_j = 0.",
     ),
     mistakes=(
@@ -155,7 +155,8 @@ READ_SECOND = Exercise(
                       "a_j = α_j g_c·(h_j − c), and its −c term has derivatives too",
                       "no -c", inputs=("e", "h", "gc")),
         Mistake("this is the whole Hessian ∂a/∂e (B, S, S): return its product with g, "
-                "de_j = Σ_i g_i H_ij, a (B, S) array -- best without building H", _read_hessian),
+                "de_j = Σ_i g_i H_ij, a (B, S) array -- best without building H",
+                _whole_hessian(_read_grad, "e")),
     ),
     zero_sum={"e": -1},
 )
