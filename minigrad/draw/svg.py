@@ -78,14 +78,7 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
     if row_title:
         parts.append(_centred(20, top + T * cell / 2, row_title, upwards=True,
                               attrs='class="row-title" fill="#555"'))
-    for i, r in enumerate(rows):
-        parts.append(f'<text x="{left - 6:.1f}" y="{top + (i + 0.5) * cell + fs * 0.35:.1f}" '
-                     f'font-size="{fs}" text-anchor="end">{_esc(r)}</text>')
-    for j, (c, turn) in enumerate(zip(cols, turned)):
-        x = left + (j + 0.5) * cell
-        place = (f'transform="translate({x + fs * 0.35:.1f},{top - 6:.1f}) rotate(-90)"' if turn
-                 else f'x="{x:.1f}" y="{top - 6:.1f}" text-anchor="middle"')
-        parts.append(f'<text class="col-label" {place} font-size="{fs}">{_esc(c)}</text>')
+    parts += _cell_labels(rows, cols, turned, left, top, cell, fs)
     for i in range(T):
         for j in range(S):
             parts.append(f'<rect class="cell" x="{left + j * cell:.1f}" y="{top + i * cell:.1f}" '
@@ -96,6 +89,19 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
     parts += _colour_bar(bar_x, top, bar_h, scale_label)
     width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * CHAR_W)
     return _svg(width, top + bar_h + 12, parts, path)
+
+
+def _cell_labels(rows: list, cols: list, turned: list, left: float, top: float, cell: int,
+                 fs: int) -> list:
+    """Row labels right-aligned left of the grid; column labels above it, upright or turned."""
+    parts = [f'<text x="{left - 6:.1f}" y="{top + (i + 0.5) * cell + fs * 0.35:.1f}" '
+             f'font-size="{fs}" text-anchor="end">{_esc(r)}</text>' for i, r in enumerate(rows)]
+    for j, (c, turn) in enumerate(zip(cols, turned)):
+        x = left + (j + 0.5) * cell
+        place = (f'transform="translate({x + fs * 0.35:.1f},{top - 6:.1f}) rotate(-90)"' if turn
+                 else f'x="{x:.1f}" y="{top - 6:.1f}" text-anchor="middle"')
+        parts.append(f'<text class="col-label" {place} font-size="{fs}">{_esc(c)}</text>')
+    return parts
 
 
 def _colour_bar(bar_x: float, top: float, bar_h: float, scale_label: Optional[str]) -> list:
@@ -150,27 +156,40 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
                      f'y="{top + ph + 17:.1f}" text-anchor="middle">{tick_label(t, xd)}</text>')
     parts.append(f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{pw}" height="{ph}" '
                  f'fill="none" stroke="#444"/>')
-    for i, (_, xs, ys) in enumerate(data):
-        colour, runs = PALETTE[i % len(PALETTE)], segments(xs, ys)
-        d = " ".join("M " + " L ".join(f"{px(xs[k]):.1f} {py(ys[k]):.1f}" for k in run)
-                     for run in runs)
-        dots = [k for run in runs for k in run if markers or len(run) == 1]
-        parts.append(f'<g clip-path="url(#plot-area)"><path class="series" d="{d}" '
-                     f'fill="none" stroke="{colour}" stroke-width="2"/>'
-                     + "".join(f'<circle cx="{px(xs[k]):.1f}" cy="{py(ys[k]):.1f}" r="3" '
-                               f'fill="{colour}"/>' for k in dots) + "</g>")
+    parts += [_series_path(xs, ys, PALETTE[i % len(PALETTE)], px, py, markers)
+              for i, (_, xs, ys) in enumerate(data)]
     lx = left + pw + 16
-    for i, name in enumerate(names):
-        y = top + 10 + 20 * i
-        parts.append(f'<g class="legend"><line x1="{lx:.1f}" y1="{y}" x2="{lx + 22:.1f}" '
-                     f'y2="{y}" stroke="{PALETTE[i % len(PALETTE)]}" stroke-width="2"/>'
-                     f'<text x="{lx + 28:.1f}" y="{y + 4}">{_esc(name)}</text></g>')
+    parts += _legend(names, lx, top)
     if xlabel:
         parts.append(_centred(left + pw / 2, top + ph + 38, xlabel))
     if ylabel:
         parts.append(_centred(22, top + ph / 2, ylabel, upwards=True))
     width = max(lx + 38 + max(len(n) for n in names) * cw, 20 + len(title or "") * 15 * CHAR_W)
     return _svg(width, top + ph + (48 if xlabel else 30), parts, path)
+
+
+def _series_path(xs, ys, colour: str, px, py, markers: bool) -> str:
+    """One series, clipped to the plot: a path per run of finite points, and dots on every
+    point (``markers``) or only on points with no finite neighbour."""
+    runs = segments(xs, ys)
+    d = " ".join("M " + " L ".join(f"{px(xs[k]):.1f} {py(ys[k]):.1f}" for k in run)
+                 for run in runs)
+    dots = [k for run in runs for k in run if markers or len(run) == 1]
+    return (f'<g clip-path="url(#plot-area)"><path class="series" d="{d}" '
+            f'fill="none" stroke="{colour}" stroke-width="2"/>'
+            + "".join(f'<circle cx="{px(xs[k]):.1f}" cy="{py(ys[k]):.1f}" r="3" '
+                      f'fill="{colour}"/>' for k in dots) + "</g>")
+
+
+def _legend(names: Sequence[str], lx: float, top: float) -> list:
+    """A line of each series' colour and its name, one under the other, from (lx, top)."""
+    parts = []
+    for i, name in enumerate(names):
+        y = top + 10 + 20 * i
+        parts.append(f'<g class="legend"><line x1="{lx:.1f}" y1="{y}" x2="{lx + 22:.1f}" '
+                     f'y2="{y}" stroke="{PALETTE[i % len(PALETTE)]}" stroke-width="2"/>'
+                     f'<text x="{lx + 28:.1f}" y="{y + 4}">{_esc(name)}</text></g>')
+    return parts
 
 
 def grid_svg(documents: Sequence[str], columns: int, path=None,

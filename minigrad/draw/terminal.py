@@ -59,14 +59,7 @@ def line_plot_text(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]]
     """
     fn = "line_plot_text"
     data, (x0, x1), yr = check_series(fn, series)
-    names = [f"{MARKERS[i % len(MARKERS)]} {fit(name, width - 2)}"
-             for i, (name, _, _) in enumerate(data)]
-    legend = []
-    for entry in names:  # wrap the legend to the width
-        if legend and len(legend[-1]) + 3 + len(entry) <= width:
-            legend[-1] += "   " + entry
-        else:
-            legend.append(entry)
+    legend = _legend([name for name, _, _ in data], width)
     n_rows = height - bool(title) - bool(ylabel) - 2 - bool(xlabel) - len(legend)
     if n_rows < 3 or width < 20:
         raise ValueError(f"{fn}: width {width} x height {height} leaves a {n_rows}-row plot; "
@@ -83,13 +76,7 @@ def line_plot_text(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]]
     grid = [[" "] * n_cols for _ in range(n_rows)]  # (rows, cols) of characters
     for i, (_, xs, ys) in enumerate(data):
         for run in segments(xs, ys):
-            pts = [(col(xs[k]), row(ys[k])) for k in run]
-            for (c0, r0), (c1, r1) in zip(pts, pts[1:] + pts[-1:]):  # each segment, then the end
-                steps = max(abs(c1 - c0), abs(r1 - r0), 1)
-                for s in range(steps + 1):
-                    c, r = round(c0 + (c1 - c0) * s / steps), round(r0 + (r1 - r0) * s / steps)
-                    if 0 <= r < n_rows and 0 <= c < n_cols:  # ylim may cut points off
-                        grid[r][c] = MARKERS[i % len(MARKERS)]
+            _draw_run([(col(xs[k]), row(ys[k])) for k in run], grid, MARKERS[i % len(MARKERS)])
     at_row = {}
     for t, s in zip(yticks, ylabels):
         at_row.setdefault(row(t), s)
@@ -97,16 +84,44 @@ def line_plot_text(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]]
     lines += [fit(ylabel, width)] if ylabel else []
     lines += [f"{at_row.get(r, ''):>{lw}} " + ("┤" if r in at_row else "│") + "".join(g).rstrip()
               for r, g in enumerate(grid)]
-    axis, labels, end = list("─" * n_cols), [" "] * width, -1
-    for t in xticks:
-        axis[col(t)] = "┬"
-        s = tick_label(t, xd)
-        start = min(max(lw + 2 + col(t) - len(s) // 2, 0), width - len(s))
-        if start > end:  # skip a label that would run into the previous one
-            labels[start:start + len(s)], end = list(s), start + len(s)
-    lines += [" " * lw + " └" + "".join(axis), "".join(labels).rstrip()]
+    lines += _x_axis([(col(t), tick_label(t, xd)) for t in xticks], n_cols, lw, width)
     lines += [fit(xlabel.center(width).rstrip(), width)] if xlabel else []
     return "\n".join(lines + legend)
+
+
+def _legend(names: Sequence[str], width: int) -> list:
+    """Each series' marker and name, as many to a line as fit in ``width``."""
+    legend = []
+    for i, name in enumerate(names):
+        entry = f"{MARKERS[i % len(MARKERS)]} {fit(name, width - 2)}"
+        if legend and len(legend[-1]) + 3 + len(entry) <= width:
+            legend[-1] += "   " + entry
+        else:
+            legend.append(entry)
+    return legend
+
+
+def _draw_run(pts: list, grid: list, marker: str) -> None:
+    """Mark the points (column, row) of one run of finite values on ``grid``, and every cell on
+    the straight line between neighbours; points outside the grid (cut off by ylim) are skipped."""
+    for (c0, r0), (c1, r1) in zip(pts, pts[1:] + pts[-1:]):  # each segment, then the end
+        steps = max(abs(c1 - c0), abs(r1 - r0), 1)
+        for s in range(steps + 1):
+            c, r = round(c0 + (c1 - c0) * s / steps), round(r0 + (r1 - r0) * s / steps)
+            if 0 <= r < len(grid) and 0 <= c < len(grid[0]):
+                grid[r][c] = marker
+
+
+def _x_axis(ticks: list, n_cols: int, lw: int, width: int) -> list:
+    """The x axis under a grid ``n_cols`` wide after a ``lw``-wide label column, with a ┬ at
+    each tick (column, label), and the line of tick labels (one that would collide is skipped)."""
+    axis, labels, end = list("─" * n_cols), [" "] * width, -1
+    for c, s in ticks:
+        axis[c] = "┬"
+        start = min(max(lw + 2 + c - len(s) // 2, 0), width - len(s))
+        if start > end:  # skip a label that would run into the previous one
+            labels[start:start + len(s)], end = list(s), start + len(s)
+    return [" " * lw + " └" + "".join(axis), "".join(labels).rstrip()]
 
 
 def side_by_side(blocks: Sequence[str], gap: int = 3) -> str:
