@@ -107,12 +107,8 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
     """
     _check_max_len(max_len)
     src, src_mask = check_source(src, src_mask)
+    _check_beam(beam_size, length_penalty)
     V = model.decoder.out.weight.shape[0]
-    if not isinstance(beam_size, (int, np.integer)) or beam_size < 1:
-        raise ValueError(f"beam_search: beam_size must be a positive int, got {beam_size!r}")
-    if not (np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
-        raise ValueError("beam_search: length_penalty must be a finite number >= 0, "
-                         f"got {length_penalty}")
     B, K = src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)
     with mg.no_grad():
@@ -146,13 +142,29 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
             y = tok.reshape(-1)                                        # (B·K,)
             if finished.all():
                 break
+    best = _best(scores, finished, tokens, logps, src_mask, length_penalty, accept)  # (B,)
+    pick = (np.arange(B), best)                                        # index of (B, K) -> (B,)
+    weights = None if alphas is None else alphas[pick]                 # (B, L, S)
+    return _results(tokens[pick], weights, logps[pick], src_mask)
+
+
+def _best(scores, finished, tokens, logps, src_mask, length_penalty: float, accept) -> np.ndarray:
+    """The winning hypothesis (B,) of each example's K: the highest log p / lp(|y|), a finished
+    one before an unfinished one, and (with ``accept``) an accepted one before a rejected one.
+    scores, finished (B, K); tokens, logps (B, K, L)."""
+    K = scores.shape[1]
     lengths = np.where(finished, (tokens != PAD).sum(axis=2), tokens.shape[2])  # (B, K)
     ranked = scores / length_penalty_gnmt(lengths, length_penalty) + np.where(finished, 0, -1e9)  # (B, K)
     if accept is not None:  # a rejected hypothesis ranks below every accepted one
         ok = [[bool(accept(h.tokens)) for h in _results(tokens[:, k], None, logps[:, k], src_mask)]
               for k in range(K)]                                       # (K, B)
         ranked = ranked + np.where(np.array(ok).T, 0, -1e12)           # (B, K)
-    best = ranked.argmax(axis=1)                                       # (B,)
-    pick = (np.arange(B), best)                                        # index of (B, K) -> (B,)
-    weights = None if alphas is None else alphas[pick]                 # (B, L, S)
-    return _results(tokens[pick], weights, logps[pick], src_mask)
+    return ranked.argmax(axis=1)                                       # (B,)
+
+
+def _check_beam(beam_size, length_penalty) -> None:
+    if not isinstance(beam_size, (int, np.integer)) or beam_size < 1:
+        raise ValueError(f"beam_search: beam_size must be a positive int, got {beam_size!r}")
+    if not (np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
+        raise ValueError("beam_search: length_penalty must be a finite number >= 0, "
+                         f"got {length_penalty}")
