@@ -122,15 +122,15 @@ class _FreedVJP:
                            f"to keep it.")
 
 
-_freed_vjps: dict = {}  # op name -> its _FreedVJP (one per op name, shared by its nodes)
+class _FreedVJPs(dict):
+    """op name -> its _FreedVJP, made on first use (one per op name, shared by its nodes)."""
+
+    def __missing__(self, op: str) -> _FreedVJP:
+        vjp = self[op] = _FreedVJP(op)
+        return vjp
 
 
-def _free(node) -> None:
-    """Release ``node``'s parents (so the intermediates can go) and mark it freed."""
-    vjp = _freed_vjps.get(node._op)
-    if vjp is None:
-        vjp = _freed_vjps[node._op] = _FreedVJP(node._op)
-    node._parents, node._vjp = (), vjp
+FREED = _FreedVJPs()  # a freed node: node._parents, node._vjp = (), FREED[node._op]
 
 
 def _topological_order(roots) -> tuple:
@@ -185,12 +185,11 @@ def _check_saved(leaves, order) -> None:
 
 
 def _accumulate(grads: dict, owned: set, node, g) -> None:
-    """grads[node] += g. The first array to arrive may be a VJP's view or input, so the second
-    makes a new sum; that sum is the loop's own (``owned``), and later arrivals add into it in
-    place (a tensor read at every step of a sequence gets one array, not one per step)."""
-    if node not in grads:
-        grads[node] = g
-    elif node in owned:
+    """grads[node] += g, for a gradient that is not the first to reach ``node``. The first
+    array may be a VJP's view or input, so the second makes a new sum; that sum is the loop's
+    own (``owned``), and later arrivals add into it in place (a tensor read at every step of a
+    sequence gets one array, not one per step)."""
+    if node in owned:
         grads[node] += g
     else:
         grads[node] = grads[node] + g
@@ -235,7 +234,10 @@ def _run(roots, seeds, retain_graph: bool, wanted=None, create_graph: bool = Fal
     namespace = xp.TENSORS if create_graph else xp.ARRAYS
     grads, owned, found = {}, set(), {}
     for root, seed in zip(roots, seeds):
-        _accumulate(grads, owned, root, seed)
+        if root in grads:
+            _accumulate(grads, owned, root, seed)
+        else:
+            grads[root] = seed
     for node in reversed(order):
         g = grads.pop(node, None)
         if g is None:
@@ -246,20 +248,28 @@ def _run(roots, seeds, retain_graph: bool, wanted=None, create_graph: bool = Fal
             if wanted is None:
                 _store_leaf_grad(node, g, node in owned)
             continue
+        parents = node._parents
         if create_graph:
-            parent_grads = node._vjp(namespace, g, node, *node._parents)
+            parent_grads = node._vjp(namespace, g, node, *parents)
+        elif len(parents) == 1:  # one or two inputs without a *-call (benchmarks/README.md)
+            parent_grads = node._vjp(namespace, g, node.data, parents[0].data)
+        elif len(parents) == 2:
+            parent_grads = node._vjp(namespace, g, node.data, parents[0].data, parents[1].data)
         else:
-            parent_grads = node._vjp(namespace, g, node.data, *[p.data for p in node._parents])
-        if len(parent_grads) != len(node._parents):
+            parent_grads = node._vjp(namespace, g, node.data, *[p.data for p in parents])
+        if len(parent_grads) != len(parents):
             raise _arity_error(node, parent_grads)
-        for parent, pg in zip(node._parents, parent_grads):
+        for parent, pg in zip(parents, parent_grads):
             if pg is not None and parent.requires_grad:
                 pg = unbroadcast(pg, parent.data.shape, parent.data.dtype, node._op)
                 if mode.anomaly:
-                    check_finite(np.asarray(pg), node._op, "backward", node, node._parents)
-                _accumulate(grads, owned, parent, pg)
-        if not retain_graph:
-            _free(node)
+                    check_finite(np.asarray(pg), node._op, "backward", node, parents)
+                if parent in grads:
+                    _accumulate(grads, owned, parent, pg)
+                else:
+                    grads[parent] = pg
+        if not retain_graph:  # release the parents, so the intermediates can go
+            node._parents, node._vjp = (), FREED[node._op]
     return found
 
 

@@ -79,14 +79,15 @@ class Tensor:
         t = Tensor.__new__(Tensor)
         if not isinstance(data, np.ndarray):  # NumPy gives scalars, not 0-d arrays, for 0-d math
             data = np.asarray(data)
-        t.data, t.grad, t._op, t._epoch = data, None, op, -1
+        t.data, t.grad, t._op = data, None, op
         if mode.grad_enabled and any([p.requires_grad for p in parents]):
+            epoch = t._epoch = mode.epoch
             t.requires_grad, t._parents, t._vjp = True, parents, vjp
-            for p in parents:  # leaves: what their data were when first recorded in this epoch
-                if p._vjp is None and p._epoch != mode.epoch:
-                    p._snapshot, p._epoch = p.data.tobytes(), mode.epoch
+            for p in parents:  # a leaf first recorded in this epoch: what its data are now
+                if p._epoch != epoch and p._vjp is None:
+                    p._snapshot, p._epoch = p.data.tobytes(), epoch
         else:
-            t.requires_grad, t._parents, t._vjp = False, (), None
+            t.requires_grad, t._parents, t._vjp, t._epoch = False, (), None, -1
         if mode.anomaly:
             engine.check_finite(data, op, "forward", t, parents)
         return t

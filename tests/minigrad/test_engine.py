@@ -337,3 +337,19 @@ def test_changing_data_after_backward_or_by_a_new_array_is_allowed():
     x.data = np.array([5.0, 6.0])                       # a new array before recording
     (x * x).sum().backward()
     np.testing.assert_array_equal(x.grad, [10.0, 12.0])
+
+
+def test_a_constant_made_by_an_op_is_checked_like_a_leaf():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    (a * a).sum().backward()                            # the epoch moves on
+    c = (a * 3).detach()                                # made in this epoch, with no graph
+    with mg.no_grad():
+        d = a * 2                                       # likewise
+    y = (a * c * d).sum()
+    d.data[1] = -1.0
+    with pytest.raises(RuntimeError, match=r"input 1 of op 'mul' \(a tensor of shape \(2,\)\)"):
+        y.backward()
+    d.data[1] = 4.0
+    a.grad = None
+    y.backward()
+    np.testing.assert_array_equal(a.grad, [3.0 * 2.0, 6.0 * 4.0])  # c * d
