@@ -80,12 +80,15 @@ class Tensor:
         if not isinstance(data, np.ndarray):  # NumPy gives scalars, not 0-d arrays, for 0-d math
             data = np.asarray(data)
         t.data, t.grad, t._op = data, None, op
-        if mode.grad_enabled and any([p.requires_grad for p in parents]):
-            epoch = t._epoch = mode.epoch
-            t.requires_grad, t._parents, t._vjp = True, parents, vjp
-            for p in parents:  # a leaf first recorded in this epoch: what its data are now
-                if p._epoch != epoch and p._vjp is None:
-                    p._snapshot, p._epoch = p.data.tobytes(), epoch
+        recording = False
+        if mode.grad_enabled:
+            epoch = mode.epoch
+            for p in parents:
+                recording = recording or p.requires_grad
+                if p._epoch != epoch and p._vjp is None:  # a leaf, first read since the last
+                    p._snapshot, p._epoch = p.data.tobytes(), epoch  # backward: its bytes now
+        if recording:
+            t.requires_grad, t._parents, t._vjp, t._epoch = True, parents, vjp, epoch
         else:
             t.requires_grad, t._parents, t._vjp, t._epoch = False, (), None, -1
         if mode.anomaly:
