@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention.masking import as_mask
-from attention.soft import _check_read, weighted_sum
+from attention.soft import check_read, weighted_sum
 from minigrad.coerce import pair
 from minigrad.tensor import Tensor
 
@@ -31,7 +31,7 @@ def hard_read(scores, values, mask=None) -> tuple:
     ∂L/∂h_j = [j = j*] g. A query whose every key is masked reads zeros, as in ``read``.
     """
     scores, values = pair(scores, values)
-    _check_read("hard_read", scores, values)
+    check_read("hard_read", scores, values)
     e = scores.data                                                  # (B, [T,] S)
     if mask is not None:
         mask = as_mask(mask, scores.shape, "hard_read")              # (B, [1|T,] S)

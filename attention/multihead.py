@@ -39,23 +39,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
     ``causal_mask`` (for T = S, query t sees keys 0..t). Read with the fused ``read``; with
     ``dropout`` p > 0 (needs ``rng``) the read uses dropout(α) and the weights returned are α.
     """
-    q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
-    letters = "BhT" if q.ndim == 4 else "BT"
-    if not 3 <= q.ndim <= 4 or k.ndim != q.ndim or v.ndim != q.ndim:
-        raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape} and v "
-                         f"{v.shape} must all be (B, T, d) or all (B, h, T, d)")
-    if k.shape[-1] != q.shape[-1] or k.shape[:-2] != q.shape[:-2] or v.shape[:-1] != k.shape[:-1]:
-        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)}, "
-                         f"k {shape_str(k.shape, letters[:-1] + 'S')} and v "
-                         f"{shape_str(v.shape, letters[:-1] + 'S')} do not fit: q and k need "
-                         f"the same width d, k and v the same batch and length S")
+    q, k, v = _checked_qkv(q, k, v)
     d = q.shape[-1]
-    if d == 0:  # q kᵀ would be all zeros and / √0 NaN
-        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)} and "
-                         f"k {shape_str(k.shape, letters[:-1] + 'S')} have width d = 0")
-    if k.shape[-2] == 0:  # softmax over no keys has no value
-        raise ValueError(f"scaled_dot_product_attention: k {shape_str(k.shape, letters[:-1] + 'S')} "
-                         f"has S = 0: there is no key to attend to")
     scores = (q @ k.swapaxes(-1, -2)) / np.sqrt(d)                   # (B, [h,] T, S)
     T, S = scores.shape[-2:]
     if mask is not None:
@@ -67,6 +52,27 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
         return read(scores, v, mask)
     _, weights = read(scores, v, mask)                               # (B, [h,] T, S)
     return F.dropout(weights, dropout, rng) @ v, weights             # (B, [h,] T, dv)
+
+
+def _checked_qkv(q, k, v) -> tuple:
+    """``scaled_dot_product_attention``'s q, k, v as tensors that fit, with d ≥ 1 and S ≥ 1."""
+    q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
+    letters = "BhT" if q.ndim == 4 else "BT"
+    if not 3 <= q.ndim <= 4 or k.ndim != q.ndim or v.ndim != q.ndim:
+        raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape} and v "
+                         f"{v.shape} must all be (B, T, d) or all (B, h, T, d)")
+    if k.shape[-1] != q.shape[-1] or k.shape[:-2] != q.shape[:-2] or v.shape[:-1] != k.shape[:-1]:
+        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)}, "
+                         f"k {shape_str(k.shape, letters[:-1] + 'S')} and v "
+                         f"{shape_str(v.shape, letters[:-1] + 'S')} do not fit: q and k need "
+                         f"the same width d, k and v the same batch and length S")
+    if q.shape[-1] == 0:  # q kᵀ would be all zeros and / √0 NaN
+        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)} and "
+                         f"k {shape_str(k.shape, letters[:-1] + 'S')} have width d = 0")
+    if k.shape[-2] == 0:  # softmax over no keys has no value
+        raise ValueError(f"scaled_dot_product_attention: k {shape_str(k.shape, letters[:-1] + 'S')} "
+                         f"has S = 0: there is no key to attend to")
+    return q, k, v
 
 
 class MultiHeadAttention(Module):
@@ -119,6 +125,12 @@ class MultiHeadAttention(Module):
 
     def forward(self, query, key, value, key_padding_mask=None, causal: bool = False,
                 rng: np.random.Generator | None = None) -> tuple:
+        query, key, value, key_padding_mask = self._checked(query, key, value, key_padding_mask)
+        k, v = self.project_kv(key, value)                            # (B, h, S, d) each
+        return self.attend(query, k, v, key_padding_mask, causal, rng)
+
+    def _checked(self, query, key, value, key_padding_mask) -> tuple:
+        """``forward``'s inputs as tensors (B, T, E), (B, S, E), (B, S, E) and the mask (B, S)."""
         query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
         E = self.embed_dim
         for role, x, letters in (("query", query, "BT"), ("key", key, "BS"),
@@ -131,9 +143,8 @@ class MultiHeadAttention(Module):
                              f"{shape_str(key.shape, 'BS')} and value "
                              f"{shape_str(value.shape, 'BS')}: batch sizes, or key and value "
                              f"lengths, differ")
-        B, T, S = query.shape[0], query.shape[1], key.shape[1]
+        B, S = query.shape[0], key.shape[1]
         if key_padding_mask is not None:
             key_padding_mask = as_mask(key_padding_mask, (B, S), "MultiHeadAttention",
                                        role="key_padding_mask", what="the keys")  # (B, S)
-        k, v = self.project_kv(key, value)                            # (B, h, S, d) each
-        return self.attend(query, k, v, key_padding_mask, causal, rng)
+        return query, key, value, key_padding_mask

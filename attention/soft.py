@@ -29,91 +29,16 @@ from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
 
 
-def _check_read(who: str, scores, values, role: str = "scores") -> bool:
-    """True when there is one query per value set (scores (B, S) with values (B, S, D))."""
-    def error(why):
-        return ValueError(f"{who}: {role} {shape_str(scores.shape, scores_letters(scores.ndim))} "
-                          f"vs values {shape_str(values.shape, 'BS')}: {why}")
-    if scores.ndim not in (values.ndim - 1, values.ndim) or values.ndim < 3:
-        raise error(f"expected {role} (B, S) or (B, T, S) for values (B, S, D)")
-    single = scores.ndim == values.ndim - 1
-    lead = scores.shape[:-1] if single else scores.shape[:-2]
-    if lead != values.shape[:-2] or scores.shape[-1] != values.shape[-2]:
-        raise error("batch or source length differs")
-    if values.shape[-2] == 0:
-        raise error("S = 0: there is no source position to attend to")
-    return single
-
-
-def _checked(who: str, scores, values, mask) -> tuple:
-    """``(scores, values, mask, single)`` checked once, for ``_attend`` and ``_read``: tensors
-    that fit, the mask ready to broadcast (or None), single = one query per value set."""
-    scores, values = pair(scores, values)
-    single = _check_read(who, scores, values)
-    if mask is not None:
-        mask = as_mask(mask, scores.shape, who)                     # (B, [1|T,] S)
-    return scores, values, mask, single
-
-
-def weighted_sum(weights, values) -> Tensor:
-    """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
-    weights, values = pair(weights, values)
-    if weights.ndim == values.ndim - 1:
-        return (weights.expand_dims(-2) @ values).squeeze(-2)       # (B, D)
-    return weights @ values                                         # (B, T, D)
-
-
 def attend(scores, values, mask=None) -> tuple:
     """α = masked_softmax(e),  c = Σ_j α_j h_j,  composed from minigrad ops.
 
     Returns ``(context, weights)``: (B, D) and (B, S), or (B, T, D) and (B, T, S).
     """
-    return _attend(*_checked("attend", scores, values, mask))
-
-
-def _attend(scores, values, mask, single) -> tuple:
-    """``attend`` on inputs ``_checked`` has passed."""
-    # F.softmax with the mask that as_mask returned is masked_softmax without its second as_mask
+    scores, values, mask, single = _checked("attend", scores, values, mask)
     weights = F.softmax(scores, mask=mask)                          # (B, [T,] S)
     if mask is not None and not np.isfinite(values.data).all():
         values = mg.where(_unread(mask, values.shape, single)[..., None], 0.0, values)  # (B, S, D)
     return weighted_sum(weights, values), weights                   # (B, [T,] D)
-
-
-def _unread(mask: np.ndarray, values_shape: tuple, single: bool) -> np.ndarray:
-    """(B, [h,] S): True at the positions no query may read. Masked means not read, so inf or
-    NaN in their value vectors must not reach the context as 0 · inf = NaN: they are zeroed."""
-    kept = mask if single else mask.any(axis=-2)                          # (B|1, [h,] S)
-    return np.broadcast_to(~kept, values_shape[:-1])                      # (B, [h,] S)
-
-
-def score_grad(weights, values, context, grad_context) -> np.ndarray:
-    """∂L/∂e_j = α_j · g·(h_j − c)  (source 004 §7), for all j at once.
-
-    From ∂α_k/∂e_j = α_k(δ_kj − α_j):  ∂c/∂e_j = Σ_k α_k(δ_kj − α_j) h_k = α_j (h_j − c),
-    then the chain rule with g = ∂L/∂c. Arrays (or tensors): weights (B, [T,] S), values
-    (B, S, D), context and grad_context (B, [T,] D). Masked positions (α_j = 0) get exactly 0,
-    and Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0: shifting every score changes nothing.
-    """
-    a, h, c, g = (np.asarray(x.data if isinstance(x, Tensor) else x)
-                  for x in (weights, values, context, grad_context))
-    single = _check_read("score_grad", a, h, role="weights")
-    for role, x in (("context", c), ("grad_context", g)):
-        if x.shape != a.shape[:-1] + h.shape[-1:]:
-            raise ValueError(f"score_grad: {role} {x.shape} does not fit weights "
-                             f"{shape_str(a.shape, scores_letters(a.ndim))} and values "
-                             f"{shape_str(h.shape, 'BS')}: expected {a.shape[:-1] + h.shape[-1:]}")
-    return _score_grad(a, h, c, g, single)
-
-
-def _score_grad(a, h, c, g, single: bool) -> np.ndarray:
-    """``score_grad`` on arrays whose shapes fit (``read``'s backward, at every step)."""
-    if single:
-        a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
-    g_dot_h = g @ np.swapaxes(h, -1, -2)                             # (B, T, S): g·h_j
-    g_dot_c = np.sum(g * c, axis=-1, keepdims=True)                  # (B, T, 1): g·c
-    grad = a * (g_dot_h - g_dot_c)                                   # (B, T, S)
-    return grad[..., 0, :] if single else grad                       # (B, [T,] S)
 
 
 def read(scores, values, mask=None) -> tuple:
@@ -123,11 +48,7 @@ def read(scores, values, mask=None) -> tuple:
     and ∂L/∂h_j = Σ_t α_tj g_t for the values. ``weights`` is a second, cheap node (the
     softmax VJP on the same α) so a loss may use the weights too.
     """
-    return _read(*_checked("read", scores, values, mask))
-
-
-def _read(scores, values, mask, single) -> tuple:
-    """``read`` on inputs ``_checked`` has passed."""
+    scores, values, mask, single = _checked("read", scores, values, mask)
     a = F.softmax_array(scores.data, -1, mask)                       # (B, [T,] S)
     a3 = a[..., None, :] if single else a                            # (B, T, S)
     h = values.data                                                  # (B, S, D)
@@ -139,8 +60,7 @@ def _read(scores, values, mask, single) -> tuple:
     c = c3[..., 0, :] if single else c3                              # (B, [T,] D)
 
     def vjp(g):
-        ge = (_score_grad(a, h, c, g, single)                         # (B, [T,] S)
-              if scores.requires_grad else None)
+        ge = score_grad(a, h, c, g) if scores.requires_grad else None  # (B, [T,] S)
         if not values.requires_grad:
             return ge, None
         if single:  # an outer product: broadcasting beats a batch of (S, 1) @ (1, D) matmuls
@@ -152,6 +72,38 @@ def _read(scores, values, mask, single) -> tuple:
     weights = Tensor._from_op(a, (scores,), lambda xp, g, a, scores: (F.softmax_vjp(a, g),),
                               "read.weights")
     return context, weights
+
+
+def score_grad(weights, values, context, grad_context) -> np.ndarray:
+    """∂L/∂e_j = α_j · g·(h_j − c)  (source 004 §7), for all j at once.
+
+    From ∂α_k/∂e_j = α_k(δ_kj − α_j):  ∂c/∂e_j = Σ_k α_k(δ_kj − α_j) h_k = α_j (h_j − c),
+    then the chain rule with g = ∂L/∂c. Arrays (or tensors): weights (B, [T,] S), values
+    (B, S, D), context and grad_context (B, [T,] D). Masked positions (α_j = 0) get exactly 0,
+    and Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0: shifting every score changes nothing.
+    """
+    a, h, c, g, single = _checked_score_grad(weights, values, context, grad_context)
+    if single:
+        a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
+    g_dot_h = g @ np.swapaxes(h, -1, -2)                             # (B, T, S): g·h_j
+    g_dot_c = np.sum(g * c, axis=-1, keepdims=True)                  # (B, T, 1): g·c
+    grad = a * (g_dot_h - g_dot_c)                                   # (B, T, S)
+    return grad[..., 0, :] if single else grad                       # (B, [T,] S)
+
+
+def weighted_sum(weights, values) -> Tensor:
+    """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
+    weights, values = pair(weights, values)
+    if weights.ndim == values.ndim - 1:
+        return (weights.expand_dims(-2) @ values).squeeze(-2)       # (B, D)
+    return weights @ values                                         # (B, T, D)
+
+
+def _unread(mask: np.ndarray, values_shape: tuple, single: bool) -> np.ndarray:
+    """(B, [h,] S): True at the positions no query may read. Masked means not read, so inf or
+    NaN in their value vectors must not reach the context as 0 · inf = NaN: they are zeroed."""
+    kept = mask if single else mask.any(axis=-2)                          # (B|1, [h,] S)
+    return np.broadcast_to(~kept, values_shape[:-1])                      # (B, [h,] S)
 
 
 class Attention(Module):
@@ -191,8 +143,9 @@ class Attention(Module):
             scores = scores / self.temperature                      # e / T  (B, [T,] S)
         if self.window is not None:
             mask = self._truncated(mask, scores.shape, position)    # (B, [T,] S)
-        checked = _checked("Attention", scores, values, mask)       # once, not again in read
-        context, weights = (_read if self.fused else _attend)(*checked)  # (B, [T,] D), (B, [T,] S)
+        _checked("Attention", scores, values, mask)                 # errors name Attention
+        context, weights = (read if self.fused else attend)(scores, values, mask)
+        # context (B, [T,] D), weights (B, [T,] S)
         if self.dropout > 0 and self.training and rng is not None:
             kept = F.dropout(weights, self.dropout, rng)             # α ⊙ m / (1 − p)  (B, [T,] S)
             context = weighted_sum(kept, values)                    # (B, [T,] D)
@@ -214,6 +167,48 @@ class Attention(Module):
         if mask is None:
             return near
         return near & as_mask(mask, shape, "Attention")              # (B, [T,] S)
+
+
+# ---- the checks: each public function validates its inputs once, with these ------------
+
+def check_read(who: str, scores, values, role: str = "scores") -> bool:
+    """Scores (B, [T,] S) fit values (B, S, D) with S ≥ 1, or a ValueError naming ``who``;
+    True when there is one query per value set (scores (B, S))."""
+    def error(why):
+        return ValueError(f"{who}: {role} {shape_str(scores.shape, scores_letters(scores.ndim))} "
+                          f"vs values {shape_str(values.shape, 'BS')}: {why}")
+    if scores.ndim not in (values.ndim - 1, values.ndim) or values.ndim < 3:
+        raise error(f"expected {role} (B, S) or (B, T, S) for values (B, S, D)")
+    single = scores.ndim == values.ndim - 1
+    lead = scores.shape[:-1] if single else scores.shape[:-2]
+    if lead != values.shape[:-2] or scores.shape[-1] != values.shape[-2]:
+        raise error("batch or source length differs")
+    if values.shape[-2] == 0:
+        raise error("S = 0: there is no source position to attend to")
+    return single
+
+
+def _checked(who: str, scores, values, mask) -> tuple:
+    """``(scores, values, mask, single)``: tensors that fit, the mask ready to broadcast (or
+    None), single = one query per value set."""
+    scores, values = pair(scores, values)
+    single = check_read(who, scores, values)
+    if mask is not None:
+        mask = as_mask(mask, scores.shape, who)                     # (B, [1|T,] S)
+    return scores, values, mask, single
+
+
+def _checked_score_grad(weights, values, context, grad_context) -> tuple:
+    """``score_grad``'s inputs as arrays ``(a, h, c, g, single)`` whose shapes fit."""
+    a, h, c, g = (np.asarray(x.data if isinstance(x, Tensor) else x)
+                  for x in (weights, values, context, grad_context))
+    single = check_read("score_grad", a, h, role="weights")
+    for role, x in (("context", c), ("grad_context", g)):
+        if x.shape != a.shape[:-1] + h.shape[-1:]:
+            raise ValueError(f"score_grad: {role} {x.shape} does not fit weights "
+                             f"{shape_str(a.shape, scores_letters(a.ndim))} and values "
+                             f"{shape_str(h.shape, 'BS')}: expected {a.shape[:-1] + h.shape[-1:]}")
+    return a, h, c, g, single
 
 
 def _check_options(dropout, window) -> tuple:

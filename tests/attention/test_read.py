@@ -201,29 +201,6 @@ def test_all_masked_row_through_a_score_module_gives_zero_query_and_key_gradient
     assert np.abs(q.grad[1]).max() > 0
 
 
-@pytest.mark.parametrize("fused", [True, False])
-def test_attention_checks_its_inputs_once_and_reads_backward_checks_nothing(fused, monkeypatch):
-    """Attention.forward checks scores, values and mask once (read or attend do not check them
-    again), and read's backward calls the unchecked _score_grad, not score_grad's checks."""
-    from attention import soft
-    calls = []  # (check, who)
-
-    def counted(fn, who_at):
-        def wrapper(*args, **kw):
-            calls.append((fn.__name__, args[who_at]))
-            return fn(*args, **kw)
-        return wrapper
-    monkeypatch.setattr(soft, "_check_read", counted(soft._check_read, 0))
-    monkeypatch.setattr(soft, "as_mask", counted(soft.as_mask, 2))
-    rng = np.random.default_rng(4)
-    q = mg.tensor(rng.normal(size=(2, 3, 4)), requires_grad=True)
-    keys = mg.tensor(rng.normal(size=(2, 5, 4)), requires_grad=True)
-    c, _ = Attention(DotScore(), fused=fused)(q, keys, mask=np.ones((2, 5), bool))
-    c.sum().backward()
-    assert calls == [("_check_read", "Attention"), ("as_mask", "Attention")]
-    assert np.abs(q.grad).max() > 0
-
-
 # ---- what the fusion buys (issue 3 item 3) ---------------------------------------------
 
 def graph_ops(t) -> list:
