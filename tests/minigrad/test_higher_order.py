@@ -203,6 +203,19 @@ def test_fused_additive_score_refuses_create_graph_and_the_composed_score_works(
     assert gradgradcheck(lambda q, k: composed(q, k), [q, k])
 
 
+def test_fused_layer_norm_and_gelu_refuse_create_graph_and_their_compositions_work():
+    from minigrad.nn_ops import GELU_A, GELU_C, gelu, layer_norm, layer_norm_composed
+    x = mg.tensor(RNG.standard_normal((2, 4)), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"op 'layer_norm' can be differentiated only once.*"
+                                           r"layer_norm_composed"):
+        mg.grad(layer_norm(x).sum(), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match=r"op 'gelu' can be differentiated only once.*"
+                                           r"GELU_C \* \(x \+ GELU_A \* x \*\* 3\)"):
+        mg.grad(gelu(x).sum(), [x], create_graph=True)
+    assert gradgradcheck(lambda x: layer_norm_composed(x), [x.data])
+    assert gradgradcheck(lambda x: 0.5 * x * (1 + mg.tanh(GELU_C * (x + GELU_A * x ** 3))), [x.data])
+
+
 def test_gradgradcheck_catches_a_vjp_that_drops_the_graph():
     def square_detached(x):  # right once; reads x as a constant, so d²/dx² comes out 0
         return mg.Tensor._from_op(x.data ** 2, (x,),
