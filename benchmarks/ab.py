@@ -2,8 +2,9 @@
 
     python -m benchmarks.ab bfe3e65 HEAD            # any two git revisions of this repository
 
-Each revision's ``minigrad/`` is taken from git (``git archive``) into a temporary folder
-under a package name of its own, so both load into **one** process and run interleaved,
+Each revision's ``minigrad/``, ``attention/`` and ``models/`` are taken from git (``git
+archive``) into a temporary folder under package names of their own (the import lines are
+rewritten), so both load into **one** process and run interleaved,
 round by round, with the order alternating: the machine's load hits both alike, and the
 ratio B / A (the median of the per-round ratios) means something even on a busy machine,
 where absolute times do not. Workloads, float64 and float32, one BLAS thread:
@@ -11,7 +12,9 @@ where absolute times do not. Workloads, float64 and float32, one BLAS thread:
 * ``chain``: forward + backward of a six-op graph on 8 × 8 leaves,
   ((a * b + a).tanh() @ b).sigmoid().sum() -- the engine's cost per node, almost no arithmetic;
 * ``mlp``: forward + backward of a two-layer tanh network's cross-entropy, B = 64, 32 → 64 → 10
-  -- a small step where the arithmetic matters too.
+  -- a small step where the arithmetic matters too;
+* ``step``: the reference training step (``benchmarks/reference.py``: the Bahdanau seq2seq,
+  batch 64, lengths 20, forward + backward + Adam), 5 steps per call.
 """
 from __future__ import annotations
 
@@ -29,24 +32,31 @@ import numpy as np
 
 from minigrad.runtime import blas
 
-ROUNDS, CALLS = 15, 200
+ROUNDS = 15
+CALLS = {"chain": 200, "mlp": 200, "step": 1}  # per round
+PACKAGES = ("minigrad", "attention", "models")
+IMPORT = re.compile(r"^(\s*(?:from|import) )(minigrad|attention|models)\b", re.M)
 
 
-def load(revision: str, name: str, folder: pathlib.Path):
-    """``minigrad/`` as it is at ``revision``, imported as the package ``name``."""
+def load(revision: str, suffix: str, folder: pathlib.Path) -> dict:
+    """The packages as they are at ``revision``, imported as ``minigrad_<suffix>`` etc.;
+    returns {"mg": minigrad, "seq2seq": models.seq2seq} of that revision."""
     root = pathlib.Path(__file__).resolve().parent.parent
-    archive = subprocess.run(["git", "-C", str(root), "archive", revision, "minigrad"],
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision, *PACKAGES],
                              capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    (folder / "minigrad").rename(folder / name)
-    for path in (folder / name).rglob("*.py"):
-        path.write_text(re.sub(r"\bminigrad\b", name, path.read_text()))
-    return importlib.import_module(name)
+    for package in PACKAGES:
+        (folder / package).rename(folder / f"{package}_{suffix}")
+        for path in (folder / f"{package}_{suffix}").rglob("*.py"):
+            path.write_text(IMPORT.sub(lambda m: f"{m.group(1)}{m.group(2)}_{suffix}",
+                                       path.read_text()))
+    return {"mg": importlib.import_module(f"minigrad_{suffix}"),
+            "seq2seq": importlib.import_module(f"models_{suffix}.seq2seq")}
 
 
-def workloads(mg, dtype: str) -> dict:
-    """name -> a function running one forward + backward with ``mg``, the same numbers each."""
-    rng = np.random.default_rng(0)
+def workloads(engine: dict, dtype: str) -> dict:
+    """name -> a function running one forward + backward, the same numbers for each engine."""
+    mg, rng = engine["mg"], np.random.default_rng(0)
     a, b = (mg.Tensor(rng.standard_normal((8, 8)).astype(dtype), requires_grad=True)
             for _ in range(2))
     x = mg.Tensor(rng.standard_normal((64, 32)).astype(dtype))
@@ -60,28 +70,47 @@ def workloads(mg, dtype: str) -> dict:
     def mlp():
         logits = (x @ w1).tanh() @ w2                                          # (64, 10)
         (-(logits - logits.logsumexp(axis=1, keepdims=True)) * onehot).sum().backward()
-    return {"chain": chain, "mlp": mlp}
+    return {"chain": chain, "mlp": mlp, "step": reference_step(engine, dtype)}
 
 
-def per_call(f) -> float:
+def reference_step(engine: dict, dtype: str):
+    """Five reference training steps (the same model, batch and Adam as benchmarks/reference.py)."""
+    from benchmarks import reference as ref
+    s2s = engine["seq2seq"]
+    config = s2s.ModelConfig(ref.VOCAB, ref.VOCAB, embed=ref.EMBED, hidden=ref.HIDDEN,
+                             dec_hidden=ref.DEC_HIDDEN, attn=ref.ATTN, decoder="bahdanau",
+                             score="additive", dtype=dtype)
+    model = s2s.Seq2Seq(config, np.random.default_rng([0, 0]))
+    src, src_mask, tgt, tgt_mask = ref.reference_batch(0)
+    opt = engine["mg"].optim.Adam(model.parameters(), lr=ref.LR)
+
+    def step():
+        for _ in range(5):
+            opt.zero_grad()
+            model.loss(src, tgt, src_mask, tgt_mask).backward()
+            opt.step()
+    return step
+
+
+def per_call(f, calls: int) -> float:
     start = time.perf_counter()
-    for _ in range(CALLS):
+    for _ in range(calls):
         f()
-    return (time.perf_counter() - start) / CALLS
+    return (time.perf_counter() - start) / calls
 
 
-def compare(engines: list, dtype: str) -> list:
+def compare(engines: list, dtype: str, names=None) -> list:
     """Rows (workload, A µs, B µs, median ratio B/A, spread) for two engines."""
     runs = [workloads(mg, dtype) for mg in engines]
     rows = []
-    for name in runs[0]:
+    for name in names or runs[0]:
         fs = [r[name] for r in runs]
         for f in fs:
-            per_call(f)                                                        # warm-up
+            per_call(f, CALLS[name])                                           # warm-up
         times = [[], []]
         for k in range(ROUNDS):
             for i in ((0, 1) if k % 2 == 0 else (1, 0)):
-                times[i].append(per_call(fs[i]))
+                times[i].append(per_call(fs[i], CALLS[name]))
         ratios = sorted(tb / ta for ta, tb in zip(*times))
         rows.append((name, 1e6 * np.median(times[0]), 1e6 * np.median(times[1]),
                      ratios[len(ratios) // 2], ratios[1], ratios[-2]))
@@ -92,17 +121,19 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__.split("\n")[0])
     p.add_argument("a", help="the revision before (e.g. a commit)")
     p.add_argument("b", nargs="?", default="HEAD", help="the revision after (default HEAD)")
+    p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step)")
     args = p.parse_args(argv)
     blas.set_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, tmp)
-        engines = [load(args.a, "mg_a", pathlib.Path(tmp)), load(args.b, "mg_b", pathlib.Path(tmp))]
-        print(f"A = {args.a}, B = {args.b}; {ROUNDS} interleaved rounds of {CALLS} calls; "
+        engines = [load(args.a, "a", pathlib.Path(tmp)), load(args.b, "b", pathlib.Path(tmp))]
+        print(f"A = {args.a}, B = {args.b}; {ROUNDS} interleaved rounds; "
               f"load average {os.getloadavg()[0]:.2f}")
-        print(f"{'workload':8s} {'dtype':8s} {'A µs':>8s} {'B µs':>8s} {'B/A':>6s}  middle 13 of 15")
+        print(f"{'workload':8s} {'dtype':8s} {'A µs':>9s} {'B µs':>9s} {'B/A':>6s}  middle 13 of 15")
         for dtype in ("float64", "float32"):
-            for name, ta, tb, ratio, low, high in compare(engines, dtype):
-                print(f"{name:8s} {dtype:8s} {ta:8.1f} {tb:8.1f} {ratio:6.3f}  {low:.3f}–{high:.3f}")
+            names = args.only.split(",") if args.only else None
+            for name, ta, tb, ratio, low, high in compare(engines, dtype, names):
+                print(f"{name:8s} {dtype:8s} {ta:9.1f} {tb:9.1f} {ratio:6.3f}  {low:.3f}–{high:.3f}")
         print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
