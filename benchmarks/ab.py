@@ -30,7 +30,7 @@ import time
 
 import numpy as np
 
-from minigrad.runtime import blas
+from minigrad.runtime import blas, malloc
 
 ROUNDS = 15
 CALLS = {"chain": 200, "mlp": 200, "step": 1}  # per round
@@ -124,6 +124,7 @@ def main(argv=None) -> None:
     p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step)")
     args = p.parse_args(argv)
     blas.set_threads(1)
+    malloc.keep_freed_memory()  # as python -m models and python -m benchmarks do
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, tmp)
         engines = [load(args.a, "a", pathlib.Path(tmp)), load(args.b, "b", pathlib.Path(tmp))]
