@@ -28,7 +28,8 @@ from minigrad.engine import mode
 
 def refuse_complex(data) -> None:
     """Complex values are refused, not cast: casting would drop the imaginary part silently."""
-    if type(data) is not float and type(data) is not int and np.iscomplexobj(data):
+    if (data.dtype.kind == "c" if isinstance(data, np.ndarray) else
+            type(data) is not float and type(data) is not int and np.iscomplexobj(data)):
         raise TypeError(f"tensor: complex values are not supported (got "
                         f"{np.asarray(data).dtype}); minigrad differentiates real functions: "
                         f"pass the real and imaginary parts (x.real, x.imag) as separate tensors")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import minigrad as mg
 from minigrad import functional as F
 from minigrad.exercises.catalog import Exercise, Mistake, autodiff, normal
 from minigrad.nn_ops import layer_norm
