@@ -6,6 +6,8 @@ A checkpoint is a folder::
                              names and SHA-256 digests of the two array files
     weights-<step>.npz       the model's parameters, by dotted name (``Module.state_dict``)
     optimizer-<step>.npz     Adam's moments and step count (only when saved from training)
+    best-weights-<step>.npz  the best held-out epoch's weights (while a training run is not
+                             finished), with its digest in the index like the other two
 
 Writes are atomic: the array files get new names, then ``checkpoint.json`` is replaced in one
 ``os.replace`` -- the commit point -- and only then are the previous array files removed. A
@@ -31,6 +33,7 @@ from models.vocab import Vocab
 from models.seq2seq import ModelConfig, Seq2Seq
 
 FORMAT = "minigrad-seq2seq/1"
+KINDS = ("weights", "optimizer", "best_weights")  # the array files, by their index entries
 INDEX = "checkpoint.json"
 MAX_INDEX_BYTES = 1 << 24  # 16 MiB: an index holds configs and a loss curve
 
@@ -48,10 +51,12 @@ def _sha256(path: str) -> str:
 
 
 def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
-                    extra: dict | None = None, optimizer=None, step: int = 0) -> str:
+                    extra: dict | None = None, optimizer=None, step: int = 0,
+                    best: dict | None = None) -> str:
     """Write a checkpoint into ``folder`` (created if needed); returns the index's path.
 
-    ``extra`` (JSON-serialisable: training config, state, RNG state …) is stored as is.
+    ``extra`` (JSON-serialisable: training config, state, RNG state …) is stored as is;
+    ``best`` ({name: array}) is the best held-out epoch's weights of an unfinished run.
     """
     folder = os.fspath(folder)
     os.makedirs(folder, exist_ok=True)
@@ -65,17 +70,22 @@ def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
     files = {"weights": model.state_dict()}
     if optimizer is not None:
         files["optimizer"] = optimizer.state_dict()
+    if best is not None:
+        files["best_weights"] = best
     for kind, arrays in files.items():
-        name = f"{kind}-{step:07d}.npz"
+        stem = f"{kind.replace('_', '-')}-{step:07d}"  # best_weights: best-weights-<step>.npz
+        name = f"{stem}.npz"
         if name == old.get(kind):  # the same step again: never overwrite the committed file
-            name = f"{kind}-{step:07d}-{os.urandom(3).hex()}.npz"
+            name = f"{stem}-{os.urandom(3).hex()}.npz"
         mg.save(arrays, os.path.join(folder, name))
         index[kind], index[kind + "_sha256"] = name, _sha256(os.path.join(folder, name))
     index.update(extra or {})
     write_atomic(index_path, lambda f: json.dump(index, f, indent=1))  # commit
-    for kind in ("weights", "optimizer"):
+    for kind in KINDS:  # only a plain file name of this kind: the old index may be anyone's
         stale = old.get(kind)
-        if stale and stale != index.get(kind) and os.path.exists(os.path.join(folder, stale)):
+        if (isinstance(stale, str) and stale != index.get(kind) and os.path.basename(stale) == stale
+                and stale.startswith(kind.replace("_", "-") + "-") and stale.endswith(".npz")
+                and os.path.isfile(os.path.join(folder, stale))):
             os.remove(os.path.join(folder, stale))
     return index_path
 
@@ -206,3 +216,19 @@ def load_optimizer_state(path, optimizer) -> dict:
         raise CheckpointError(f"checkpoint: {index_path} holds no optimizer state (it was not "
                               "saved by training), so it cannot be resumed")
     return _load_arrays(index, os.path.dirname(index_path), "optimizer", expected)
+
+
+def load_best_weights(path, model) -> dict:
+    """The best held-out epoch's weights of an unfinished training run (for ``--resume``),
+    checked like the model's weights: digest first, then names, shapes and dtypes against
+    ``model.state_dict()`` before any data is read, then finiteness."""
+    index_path = _index_path(path)
+    index, folder = _read_index(index_path, path), os.path.dirname(index_path)
+    if "best_weights" not in index:  # a run folder saved before best-weights had a digest
+        old = os.path.join(folder, "best-weights.npz")
+        what = f"{old} has no digest in {INDEX}" if os.path.exists(old) else \
+            f"{index_path} records a best epoch but no best_weights file"
+        raise CheckpointError(f"checkpoint: {what}, so the best weights cannot be trusted and the "
+                              "run cannot be resumed (its last weights still load for translate)")
+    expected = {k: (v.shape, "f") for k, v in model.state_dict().items()}
+    return _load_arrays(index, folder, "best_weights", expected)

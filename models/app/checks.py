@@ -78,6 +78,11 @@ def check_state(d, n_batches: int, epochs: int) -> dict:
     sums = d.get("sums", {})
     need(isinstance(sums, dict) and all(is_real(v) and 0 <= v < math.inf for v in sums.values()),
          who, "sums must map names to finite numbers >= 0", sums)
+    best = d.get("best")
+    need(best is None or (isinstance(best, dict) and is_int(best.get("epoch"))
+                          and 1 <= best["epoch"] <= d["epoch"] and is_real(best.get("val_exact"))
+                          and 0 <= best["val_exact"] <= 1),
+         who, "best must be null or {epoch: a finished epoch, val_exact: 0..1}", best)
     if d["batch"] > 0:  # inside an epoch: the epoch's running sums and batch order are needed
         need(d.get("epoch_rng") is not None and all(k in sums for k in SUMS) and sums["tokens"] > 0,
              who, f"batch {d['batch']} > 0 needs epoch_rng and sums of {', '.join(SUMS)}", sums)

@@ -36,7 +36,7 @@ except ImportError:  # Windows: no advisory locks; runs are still claimed by mkd
     fcntl = None
 
 LOCK = ".lock"
-RUN_FILES = (INDEX, "weights-*.npz", "optimizer-*.npz", "best-weights.npz", "training.svg", "alignment-*.svg",
+RUN_FILES = (INDEX, "weights-*.npz", "optimizer-*.npz", "best-weights*.npz", "training.svg", "alignment-*.svg",
              LOCK, TMP_PREFIX + "*")  # what a run writes into its folder
 
 

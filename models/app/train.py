@@ -7,8 +7,9 @@ The step size follows ``TrainConfig.schedule``: "constant" (the default here, so
 configures a run keeps its behaviour) or "cosine", warm-up then cosine decay, which the CLI's
 train, demo and compare-length use (see ``models.app.schedule`` for why). The weights with the
 best held-out exact match are kept: when a run gets worse, the epoch line says so, and a
-finished run ends with (and saves) the best epoch's weights; until then ``best-weights.npz``
-in the run folder holds them for ``--resume``.
+finished run ends with (and saves) the best epoch's weights; until then a
+``best-weights-<step>.npz`` in the checkpoint (with its digest, checked like the weights')
+holds them for ``--resume``.
 
 Batches are bucketed: each epoch shuffles the examples, sorts pools of 16 batches by source
 length, cuts them into batches and shuffles the batch order, so little time goes into padding.
@@ -20,13 +21,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-import minigrad as mg
 from minigrad import optim
 
 from models.app import checkpoint as ckpt, progress
@@ -40,7 +39,6 @@ from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 
 POOL = 16   # batches per sorting pool
 CURVE = 25  # steps per point of the loss curve
-BEST = "best-weights.npz"  # in the run folder: the best held-out epoch's weights
 DIVERGED = 25  # a loss per token above DIVERGED · log V (a uniform guess: log V) is divergence
 
 
@@ -73,7 +71,7 @@ class Trainer:
         self.tgt = encode(data.train, data.tgt_vocab, 1)
         self.decode_len = max(len(t) for _, t in data.train + data.val) + 5
         self.total_steps = config.epochs * math.ceil(len(self.src) / config.batch_size)
-        self.best, self._best_saved = BestWeights(), True
+        self.best = BestWeights()
 
     # ---- setting up ------------------------------------------------------------------
     @classmethod
@@ -111,28 +109,20 @@ class Trainer:
             raise
         except ValueError as e:
             raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad optimizer state ({e})") from None
-        best = os.path.join(os.fspath(folder), BEST)
-        if state.best and os.path.exists(best):
-            try:
-                trainer.best = BestWeights(state.best["val_exact"], state.best["epoch"], mg.load(best))
-            except (KeyError, TypeError, ValueError) as e:
-                raise ckpt.CheckpointError(f"checkpoint: {best}: bad best weights ({e})") from None
+        if state.best and not state.done:  # a finished run's weights are its best
+            trainer.best = BestWeights(state.best["val_exact"], state.best["epoch"],
+                                       ckpt.load_best_weights(folder, model))
         return trainer
 
     def save(self, folder) -> str:
+        """Checkpoint into ``folder``; an unfinished run's best weights go in with a digest
+        (a finished run's weights are its best, and its best-weights file is removed)."""
         self.state.rng = self.rng.bit_generator.state
-        best = os.path.join(os.fspath(folder), BEST)
-        if not self._best_saved and not self.state.done:  # written before the commit
-            os.makedirs(folder, exist_ok=True)
-            mg.save(self.best.arrays(), best)
-            self._best_saved = True
         extra = {"task": self.config.task, "train": dataclasses.asdict(self.config),
                  "state": dataclasses.asdict(self.state)}
-        index = ckpt.save_checkpoint(folder, self.model, self.data.src_vocab, self.data.tgt_vocab,
-                                     extra, self.optimizer, self.state.step)
-        if self.state.done and os.path.exists(best):  # a finished run's weights are the best
-            os.remove(best)
-        return index
+        best = None if self.state.done or self.best.weights is None else self.best.arrays()
+        return ckpt.save_checkpoint(folder, self.model, self.data.src_vocab, self.data.tgt_vocab,
+                                    extra, self.optimizer, self.state.step, best)
 
     # ---- one epoch's batches ---------------------------------------------------------
     def epoch_plan(self) -> list:
@@ -278,7 +268,7 @@ class Trainer:
                   "val_token_acc": val["token_acc"]}
         st.history.append(record)
         if self.best.offer(val["exact"], st.epoch + 1, self.model):
-            st.best, self._best_saved = self.best.to_dict(), False
+            st.best = self.best.to_dict()
         elif self.best.worse(val["exact"]):
             log(progress.got_worse(val["exact"], self.best))
         st.epoch, st.batch, st.sums, st.epoch_rng = st.epoch + 1, 0, {}, None

@@ -71,6 +71,22 @@ def test_saving_again_replaces_the_files_atomically(saved):
     assert load_checkpoint(folder)[0].config == model.config
 
 
+def test_saving_over_a_foreign_index_removes_only_its_own_kind_of_file(saved):
+    """The replaced index may be anyone's: its entries never name a file to remove outside
+    the checkpoint's own array files."""
+    folder, model = saved
+    (folder / "notes.npz").write_bytes(b"mine")
+    (folder.parent / "outside-weights.npz").write_bytes(b"mine too")
+    idx = index(folder)
+    idx["weights"], idx["optimizer"] = "notes.npz", "../outside-weights.npz"
+    idx["best_weights"] = "checkpoint.json"
+    (folder / "checkpoint.json").write_text(json.dumps(idx))
+    save_checkpoint(folder, model, SRC, TGT, step=9)
+    assert (folder / "notes.npz").read_bytes() == b"mine"
+    assert (folder.parent / "outside-weights.npz").read_bytes() == b"mine too"
+    assert load_checkpoint(folder)[0].config == model.config
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda a: a.pop("decoder.out.bias"), "missing: decoder.out.bias"),
     (lambda a: a.__setitem__("decoder.extra", np.zeros(3)), "unexpected: decoder.extra"),
