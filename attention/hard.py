@@ -41,4 +41,4 @@ def hard_read(scores, values, mask=None) -> tuple:
     if mask is not None:
         onehot = onehot * np.any(np.broadcast_to(mask, e.shape), axis=-1, keepdims=True)
     weights = Tensor(onehot)
-    return weighted_sum(weights, values), weights                   # (B, [T,] D), (B, [T,] S)
+    return weighted_sum(weights, values, mask), weights             # (B, [T,] D), (B, [T,] S)

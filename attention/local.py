@@ -124,7 +124,7 @@ class LocalAttention(Module):
             sigma = D / 2
             gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * sigma ** 2)).exp()  # (B, [T,] S)
             weights = align * gauss                                         # (B, [T,] S)
-            return weighted_sum(weights, values), weights                  # (B, [T,] Dv)
+            return weighted_sum(weights, values, real & in_window), weights  # (B, [T,] Dv)
         p = self._fixed_position(position, scores.shape[:-1], S)            # (B, [T])
         in_window = np.abs(s - p[..., None]) <= D                           # (B, [T,] S)
         return read(scores, values, real & in_window)

@@ -23,7 +23,7 @@ import numpy as np
 
 from attention.masking import as_mask, causal_mask
 from attention.shapes import shape_str
-from attention.soft import read
+from attention.soft import read, weighted_sum
 from minigrad import functional as F, init
 from minigrad.nn import Linear, Module
 from minigrad.coerce import as_tensor
@@ -51,7 +51,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
     if dropout == 0:
         return read(scores, v, mask)
     _, weights = read(scores, v, mask)                               # (B, [h,] T, S)
-    return F.dropout(weights, dropout, rng) @ v, weights             # (B, [h,] T, dv)
+    return weighted_sum(F.dropout(weights, dropout, rng), v, mask), weights  # (B, [h,] T, dv)
 
 
 def _checked_qkv(q, k, v) -> tuple:

@@ -14,6 +14,10 @@ Two implementations of the same map:
 
   with g = ∂L/∂c. The tests check that the two agree (to 1e-12) and ``benchmarks/bench_read.py``
   measures what the fusion buys.
+
+Masked means not read, for each query on its own: a value holding inf or NaN at a position
+that query t may not read reaches neither c_t nor a gradient through query t, also when other
+queries read it (with per-query masks (B, T, S)); those that do read it get inf or NaN.
 """
 from __future__ import annotations
 
@@ -32,12 +36,18 @@ from minigrad.xp import once_differentiable
 def attend(scores, values, mask=None) -> tuple:
     """α = masked_softmax(e),  c = Σ_j α_j h_j,  composed from minigrad ops.
 
+    Masked means not read, per query: when a value holds inf or NaN (rare),
+    c_t = Σ_j α_tj [m_tj] h_j  and e_tj gets exactly 0 gradient where m_tj is False, so such a
+    value reaches no query that may not read it (not even as α_tj h_j = 0 · NaN = NaN).
+
     Returns ``(context, weights)``: (B, D) and (B, S), or (B, T, D) and (B, T, S).
     """
     scores, values, mask, single = _checked("attend", scores, values, mask)
-    weights = F.softmax(scores, mask=mask)                          # (B, [T,] S)
     if mask is not None and not np.isfinite(values.data).all():
-        values = mg.where(_unread(mask, values.shape, single)[..., None], 0.0, values)  # (B, S, D)
+        scores = mg.where(mask, scores, 0.0)  # masked scores are not read: their gradient is 0
+        weights = F.softmax(scores, mask=mask)                      # (B, [T,] S)
+        return _masked_sum(weights, values, mask, single), weights  # (B, [T,] D)
+    weights = F.softmax(scores, mask=mask)                          # (B, [T,] S)
     return weighted_sum(weights, values), weights                   # (B, [T,] D)
 
 
@@ -46,7 +56,10 @@ def read(scores, values, mask=None) -> tuple:
 
     Forward: α = masked softmax(e), c = Σ_j α_j h_j. Backward: ``score_grad`` for the scores
     and ∂L/∂h_j = Σ_t α_tj g_t for the values. ``weights`` is a second, cheap node (the
-    softmax VJP on the same α) so a loss may use the weights too.
+    softmax VJP on the same α) so a loss may use the weights too. Masked means not read, per
+    query: when a value or g is inf or NaN (rare; found from c and g, so the finite path pays
+    nothing more), c_t = Σ_j [m_tj] α_tj h_j and ∂L/∂h_j = Σ_t [m_tj] α_tj g_t (``masked_matmul``)
+    and ∂L/∂e_tj = 0 where m_tj is False, never 0 · NaN.
     """
     scores, values, mask, single = _checked("read", scores, values, mask)
     a = F.softmax_array(scores.data, -1, mask)                       # (B, [T,] S)
@@ -54,15 +67,20 @@ def read(scores, values, mask=None) -> tuple:
     h = values.data                                                  # (B, S, D)
     with np.errstate(invalid="ignore"):
         c3 = a3 @ h                                                  # (B, T, D)
-    if mask is not None and not np.isfinite(c3).all():  # inf/NaN at a masked position?
-        h = np.where(_unread(mask, h.shape, single)[..., None], 0.0, h)      # (B, S, D)
-        c3 = a3 @ h                                                  # (B, T, D)
+    rare = mask is not None and not np.isfinite(c3).all()  # inf/NaN values: read per query
+    if rare:
+        c3 = masked_matmul(a3, _per_query(mask, a3.shape, single), h)  # (B, T, D)
     c = c3[..., 0, :] if single else c3                              # (B, [T,] D)
 
     def vjp(g):
-        ge = score_grad(a, h, c, g) if scores.requires_grad else None  # (B, [T,] S)
+        per_query = rare or (mask is not None and not np.isfinite(g).all())  # inf/NaN h or g
+        ge = (_score_grad(a, h, c, g, single, mask if per_query else None)
+              if scores.requires_grad else None)                     # (B, [T,] S)
         if not values.requires_grad:
             return ge, None
+        if per_query:  # Σ_t [m_tj] α_tj g_t: a non-finite g_t reaches only what query t reads
+            m3, g3 = _per_query(mask, a3.shape, single), g[..., None, :] if single else g
+            return ge, masked_matmul(np.swapaxes(a3, -1, -2), np.swapaxes(m3, -1, -2), g3)
         if single:  # an outer product: broadcasting beats a batch of (S, 1) @ (1, D) matmuls
             return ge, a[..., :, None] * g[..., None, :]              # (B, S, D): α_j g
         return ge, np.swapaxes(a, -1, -2) @ g                         # (B, S, D): Σ_t α_tj g_t
@@ -74,36 +92,88 @@ def read(scores, values, mask=None) -> tuple:
     return context, weights
 
 
-def score_grad(weights, values, context, grad_context) -> np.ndarray:
+def score_grad(weights, values, context, grad_context, mask=None) -> np.ndarray:
     """∂L/∂e_j = α_j · g·(h_j − c)  (source 004 §7), for all j at once.
 
     From ∂α_k/∂e_j = α_k(δ_kj − α_j):  ∂c/∂e_j = Σ_k α_k(δ_kj − α_j) h_k = α_j (h_j − c),
     then the chain rule with g = ∂L/∂c. Arrays (or tensors): weights (B, [T,] S), values
     (B, S, D), context and grad_context (B, [T,] D). Masked positions (α_j = 0) get exactly 0,
-    and Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0: shifting every score changes nothing.
+    and Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0: shifting every score changes nothing. With
+    ``mask`` (True = may be read, broadcastable to the weights) they get exactly 0 also when
+    h_j or g holds inf or NaN, where α_j · g·(h_j − c) would be 0 · NaN = NaN.
     """
     a, h, c, g, single = _checked_score_grad(weights, values, context, grad_context)
+    if mask is not None:
+        mask = as_mask(mask, a.shape, "score_grad")                 # (B, [1|T,] S)
+    return _score_grad(a, h, c, g, single, mask)
+
+
+def _score_grad(a, h, c, g, single: bool, mask) -> np.ndarray:
+    """``score_grad`` on arrays that fit (``read``'s backward calls it without the checks)."""
     if single:
         a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
-    g_dot_h = g @ np.swapaxes(h, -1, -2)                             # (B, T, S): g·h_j
-    g_dot_c = np.sum(g * c, axis=-1, keepdims=True)                  # (B, T, 1): g·c
-    grad = a * (g_dot_h - g_dot_c)                                   # (B, T, S)
-    return grad[..., 0, :] if single else grad                       # (B, [T,] S)
+    with np.errstate(invalid="ignore"):
+        g_dot_h = g @ np.swapaxes(h, -1, -2)                         # (B, T, S): g·h_j
+        g_dot_c = np.sum(g * c, axis=-1, keepdims=True)              # (B, T, 1): g·c
+        grad = a * (g_dot_h - g_dot_c)                               # (B, T, S)
+    grad = grad[..., 0, :] if single else grad                       # (B, [T,] S)
+    if mask is not None and not np.isfinite(grad).all():  # masked: 0, whatever h_j and g are
+        grad = np.where(mask, grad, 0.0)                             # (B, [T,] S)
+    return grad
 
 
-def weighted_sum(weights, values) -> Tensor:
-    """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D)."""
+def masked_matmul(w, m, x) -> np.ndarray:
+    """y_t = Σ_j [m_tj] w_tj x_j  for w ≥ 0 and m (…, T, S), x (…, S, D) that may hold inf or
+    NaN: x_jd reaches y_td only where m_tj, never as w_tj x_jd = 0 · NaN = NaN elsewhere.
+
+    The finite entries of x go through one matmul. A non-finite x_jd read by row t (m_tj)
+    makes y_td what w_tj x_jd makes it: NaN if x_jd is NaN or w_tj = 0, else ±inf, and NaN
+    where +inf meets −inf; which of these happen is counted by matmuls of 0/1 arrays, so
+    nothing of size (…, T, S, D) is built.
+    """
+    y = w @ np.where(np.isfinite(x), x, 0)                           # (…, T, D): finite part
+    reads = m.astype(x.dtype)                                        # (…, T, S): [m_tj]
+    hits = (m & (w > 0)).astype(x.dtype)                             # (…, T, S): [m_tj, w_tj > 0]
+    nan = reads @ np.isnan(x) + (reads - hits) @ np.isinf(x)         # (…, T, D): 0 · inf, NaN
+    up, down = hits @ (x == np.inf), hits @ (x == -np.inf)           # (…, T, D): +inf, −inf
+    special = np.where(up > 0, np.inf, np.where(down > 0, -np.inf, 0.0))  # (…, T, D)
+    special[(nan > 0) | ((up > 0) & (down > 0))] = np.nan
+    with np.errstate(invalid="ignore"):
+        return (y + special).astype(x.dtype, copy=False)             # (…, T, D)
+
+
+def weighted_sum(weights, values, mask=None) -> Tensor:
+    """c = Σ_j α_j h_j as a matmul: (B, S) @ (B, S, D) -> (B, D); (B, T, S) -> (B, T, D).
+
+    With ``mask`` (True = may be read, broadcastable to the weights) a value holding inf or
+    NaN reaches only the queries that may read it:  c_t = Σ_j α_tj [m_tj] h_j  (``_masked_sum``,
+    taken only when the plain sum is not finite).
+    """
     weights, values = pair(weights, values)
-    if weights.ndim == values.ndim - 1:
-        return (weights.expand_dims(-2) @ values).squeeze(-2)       # (B, D)
-    return weights @ values                                         # (B, T, D)
+    single = weights.ndim == values.ndim - 1
+    if single:
+        c = (weights.expand_dims(-2) @ values).squeeze(-2)          # (B, D)
+    else:
+        c = weights @ values                                        # (B, T, D)
+    if mask is not None and not np.isfinite(c.data).all():
+        return _masked_sum(weights, values, mask, single)           # (B, [T,] D)
+    return c
 
 
-def _unread(mask: np.ndarray, values_shape: tuple, single: bool) -> np.ndarray:
-    """(B, [h,] S): True at the positions no query may read. Masked means not read, so inf or
-    NaN in their value vectors must not reach the context as 0 · inf = NaN: they are zeroed."""
-    kept = mask if single else mask.any(axis=-2)                          # (B|1, [h,] S)
-    return np.broadcast_to(~kept, values_shape[:-1])                      # (B, [h,] S)
+def _masked_sum(weights, values, mask, single: bool) -> Tensor:
+    """c_t = Σ_j α_tj [m_tj] h_j, composed: h_j is replaced by 0 wherever query t may not read
+    it, in a (B, T, S, D) tensor (only when a value is inf or NaN), so autograd gives the
+    values' gradient Σ_t [m_tj] α_tj g_t and the weights' [m_tj] g_t·h_j."""
+    m = mask[..., None, :] if single else mask                      # (B, 1|T, S)
+    w = weights.expand_dims(-2) if single else weights              # (B, T, S)
+    kept = mg.where(m[..., None], values.expand_dims(-3), 0.0)     # (B, T, S, D): [m_tj] h_j
+    c = (w.expand_dims(-2) @ kept).squeeze(-2)                     # (B, T, D)
+    return c.squeeze(-2) if single else c                           # (B, [T,] D)
+
+
+def _per_query(mask: np.ndarray, shape: tuple, single: bool) -> np.ndarray:
+    """The mask as (B, [h,] T, S) for the weights with a T axis of ``shape``."""
+    return np.broadcast_to(mask[..., None, :] if single else mask, shape)  # (B, [h,] T, S)
 
 
 class Attention(Module):
@@ -143,12 +213,12 @@ class Attention(Module):
             scores = scores / self.temperature                      # e / T  (B, [T,] S)
         if self.window is not None:
             mask = self._truncated(mask, scores.shape, position)    # (B, [T,] S)
-        _checked("Attention", scores, values, mask)                 # errors name Attention
+        mask = _checked("Attention", scores, values, mask)[2]      # errors name Attention
         context, weights = (read if self.fused else attend)(scores, values, mask)
         # context (B, [T,] D), weights (B, [T,] S)
         if self.dropout > 0 and self.training and rng is not None:
             kept = F.dropout(weights, self.dropout, rng)             # α ⊙ m / (1 − p)  (B, [T,] S)
-            context = weighted_sum(kept, values)                    # (B, [T,] D)
+            context = weighted_sum(kept, values, mask)              # (B, [T,] D)
         return context, weights
 
     def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
