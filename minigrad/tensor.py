@@ -83,13 +83,16 @@ class Tensor:
         t.data, t.grad, t._op = data, None, op
         recording = False
         if mode.grad_enabled:
-            epoch = mode.epoch
             for p in parents:
-                recording = recording or p.requires_grad
-                if p._epoch != epoch and p._vjp is None:  # a leaf, first read since the last
-                    p._snapshot, p._epoch = p.data.tobytes(), epoch  # backward: its bytes now
+                if p.requires_grad:
+                    recording = True
+                    break
         if recording:
+            epoch = mode.epoch
             t.requires_grad, t._parents, t._vjp, t._epoch = True, parents, vjp, epoch
+            for p in parents:
+                if p._epoch != epoch and p._vjp is None:  # a leaf, first recorded since the
+                    p._snapshot, p._epoch = p.data.tobytes(), epoch  # last backward: its bytes
         else:
             t.requires_grad, t._parents, t._vjp, t._epoch = False, (), None, -1
         if mode.anomaly:

@@ -353,3 +353,13 @@ def test_a_constant_made_by_an_op_is_checked_like_a_leaf():
     a.grad = None
     y.backward()
     np.testing.assert_array_equal(a.grad, [3.0 * 2.0, 6.0 * 4.0])  # c * d
+
+
+def test_a_constant_changed_before_any_graph_records_it_is_not_flagged():
+    a = mg.tensor([1.0, 2.0], requires_grad=True)
+    c = mg.tensor([3.0, 4.0])
+    d = c * 2                                           # an op on constants only: no graph
+    c.data[0] = 5.0                                     # nothing recorded c yet: allowed
+    (a * c).sum().backward()
+    np.testing.assert_array_equal(a.grad, [5.0, 4.0])
+    np.testing.assert_array_equal(d.data, [6.0, 8.0])
