@@ -74,7 +74,7 @@ def read(scores, values, mask=None) -> tuple:
 
     def vjp(g):
         per_query = rare or (mask is not None and not np.isfinite(g).all())  # inf/NaN h or g
-        ge = (_score_grad(a, h, c, g, single, mask if per_query else None)
+        ge = (score_grad(a, h, c, g, mask if per_query else None)
               if scores.requires_grad else None)                     # (B, [T,] S)
         if not values.requires_grad:
             return ge, None
@@ -105,11 +105,6 @@ def score_grad(weights, values, context, grad_context, mask=None) -> np.ndarray:
     a, h, c, g, single = _checked_score_grad(weights, values, context, grad_context)
     if mask is not None:
         mask = as_mask(mask, a.shape, "score_grad")                 # (B, [1|T,] S)
-    return _score_grad(a, h, c, g, single, mask)
-
-
-def _score_grad(a, h, c, g, single: bool, mask) -> np.ndarray:
-    """``score_grad`` on arrays that fit (``read``'s backward calls it without the checks)."""
     if single:
         a, c, g = a[..., None, :], c[..., None, :], g[..., None, :]  # add a T axis of 1
     with np.errstate(invalid="ignore"):
