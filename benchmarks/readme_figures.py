@@ -101,13 +101,15 @@ def sort(seeds: int, tmp: str) -> list:
     rows = []
     for seed in range(seeds):
         out, sec = run(["-m", "models", "train", "--task", "sort", "--decoder", "luong", "--score",
-                        "dot", "--seed", str(seed), "--out", f"{tmp}/sort{seed}"], tmp)
+                        "dot", "--input-feeding", "--seed", str(seed), "--out", f"{tmp}/sort{seed}"],
+                       tmp)
         accs = re.findall(r"exact\(val\) +([\d.]+)%", out)
         best = re.search(r"keeping the weights of epoch \d+ \(([\d.]+)%", out)
         rows.append((sec, float(best[1]) if best else float(accs[-1]), len(accs)))
         print(f"  sort seed {seed}: {sec:.0f} s, {rows[-1][1]}% after {len(accs)} epochs", flush=True)
     secs, acc, epochs = zip(*rows)
-    return [f"python -m models train --task sort --decoder luong --score dot: {span(secs, '{:.0f}')} s "
+    return [f"python -m models train --task sort --decoder luong --score dot --input-feeding: "
+            f"{span(secs, '{:.0f}')} s "
             f"wall clock, {span(acc)}% held-out exact match, {span(epochs, '{:d}')} epochs "
             f"(seeds 0–{seeds - 1})"]
 
