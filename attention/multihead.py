@@ -50,7 +50,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
         mask = past if mask is None else mask & past                  # (B, [h,] T, S)
     if dropout == 0:
         return read(scores, v, mask)
-    _, weights = read(scores, v, mask)                               # (B, [h,] T, S)
+    weights = F.softmax(scores, mask=mask)                           # (B, [h,] T, S): α alone
     return weighted_sum(F.dropout(weights, dropout, rng), v, mask), weights  # (B, [h,] T, dv)
 
 
