@@ -10,8 +10,9 @@ Masks are boolean, True where a position may be attended. ``python -m attention`
 articles' worked examples (``--list`` names them).
 """
 from attention.masking import causal_mask, masked_softmax
-from attention.scores import AdditiveScore, ConcatScore, DotScore, GeneralScore, ScaledDotScore
-from attention.soft import Attention, attend, read, score_grad
+from attention.scores import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
+                              ScaledDotScore)
+from attention.read import attend, read, score_grad
 from attention.multihead import MultiHeadAttention, scaled_dot_product_attention
 from attention.local import LocalAttention
 

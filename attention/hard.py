@@ -1,6 +1,6 @@
 """Hard attention: read the one best-scoring position instead of the weighted average.
 
-Shape letters as in ``attention/soft.py``: B batch, T queries, S source positions, D width.
+Shape letters as in ``attention/read.py``: B batch, T queries, S source positions, D width.
 
 Soft attention (source 004 §4) reads c = Σ_j α_j h_j with α = softmax(e). The hard read picks
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from attention.masking import as_mask
-from attention.soft import check_read, weighted_sum
+from attention.checks import check_masked_values, check_read
+from attention.read import weighted_sum
 from minigrad.coerce import pair
 from minigrad.tensor import Tensor
 
@@ -41,4 +42,5 @@ def hard_read(scores, values, mask=None) -> tuple:
     if mask is not None:
         onehot = onehot * np.any(np.broadcast_to(mask, e.shape), axis=-1, keepdims=True)
     weights = Tensor(onehot)
-    return weighted_sum(weights, values, mask), weights             # (B, [T,] D), (B, [T,] S)
+    context = check_masked_values("hard_read", weighted_sum(weights, values), values, mask)
+    return context, weights                                          # (B, [T,] D), (B, [T,] S)

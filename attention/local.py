@@ -31,10 +31,11 @@ import numpy as np
 
 from attention.masking import as_mask, masked_softmax
 from attention.shapes import shape_str
-from attention.soft import read, weighted_sum
+from attention.checks import check_masked_values
+from attention.read import read, weighted_sum
 from minigrad import functional as F, init
 from minigrad.nn import Module, Parameter
-from minigrad.coerce import as_tensor
+from minigrad.coerce import as_tensor, pair
 from minigrad.tensor import Tensor
 
 
@@ -124,7 +125,9 @@ class LocalAttention(Module):
             sigma = D / 2
             gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * sigma ** 2)).exp()  # (B, [T,] S)
             weights = align * gauss                                         # (B, [T,] S)
-            return weighted_sum(weights, values, real & in_window), weights  # (B, [T,] Dv)
+            context = weighted_sum(*pair(weights, values))                  # (B, [T,] Dv)
+            context = check_masked_values("LocalAttention", context, values, real & in_window)
+            return context, weights                                         # (B, [T,] Dv)
         p = self._fixed_position(position, scores.shape[:-1], S)            # (B, [T])
         in_window = np.abs(s - p[..., None]) <= D                           # (B, [T,] S)
         return read(scores, values, real & in_window)

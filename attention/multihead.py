@@ -23,7 +23,8 @@ import numpy as np
 
 from attention.masking import as_mask, causal_mask
 from attention.shapes import shape_str
-from attention.soft import read, weighted_sum
+from attention.checks import check_masked_values
+from attention.read import read, weighted_sum
 from minigrad import functional as F, init
 from minigrad.nn import Linear, Module
 from minigrad.coerce import as_tensor
@@ -36,8 +37,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
 
     q (B, [h,] T, d), k (B, [h,] S, d), v (B, [h,] S, dv) -> out (B, [h,] T, dv),
     weights (B, [h,] T, S). ``mask``: (B, S) or broadcastable to the weights; ``causal``: see
-    ``causal_mask`` (for T = S, query t sees keys 0..t). Read with the fused ``read``; with
-    ``dropout`` p > 0 (needs ``rng``) the read uses dropout(α) and the weights returned are α.
+    ``causal_mask`` (for T = S, query t sees keys 0..t). Read with ``read``; with ``dropout``
+    p > 0 (needs ``rng``) the read uses dropout(α) and the weights returned are α. Values at
+    masked positions (the padding, a causal query's future) must be finite, as in ``read``.
     """
     q, k, v = _checked_qkv(q, k, v)
     d = q.shape[-1]
@@ -51,7 +53,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, causal: bool = False,
     if dropout == 0:
         return read(scores, v, mask)
     weights = F.softmax(scores, mask=mask)                           # (B, [h,] T, S): α alone
-    return weighted_sum(F.dropout(weights, dropout, rng), v, mask), weights  # (B, [h,] T, dv)
+    out = weighted_sum(F.dropout(weights, dropout, rng), v)           # (B, [h,] T, dv)
+    return check_masked_values("scaled_dot_product_attention", out, v, mask), weights
 
 
 def _checked_qkv(q, k, v) -> tuple:

@@ -1,4 +1,5 @@
-"""Score functions: how well does key h_j match query q?  e_j = score(q, h_j).
+"""Score functions: how well does key h_j match query q?  e_j = score(q, h_j); and ``Attention``,
+the module that scores, normalises and reads:  α = softmax(e / T),  c = Σ_j α_j v_j.
 
 Shape letters: B batch, T queries, S keys (source positions), Dq query width, Dk key width,
 A attention width. Query ``(B, Dq)`` gives scores ``(B, S)``; query ``(B, T, Dq)`` gives
@@ -8,17 +9,24 @@ Every score module has ``project_keys(keys)``: the part of the score that depend
 alone (``W_k h + b`` for additive, ``W h`` for general, the keys themselves for dot). A decoder
 calls it once per source batch and passes the result as ``forward(..., projected=...)`` at
 every step. Parameters are initialised as PyTorch's ``Linear``: U(−1/√fan_in, 1/√fan_in).
+
+The additive and concat scores end in ``energy(q, k)`` = vᵀ tanh(q + k_j), composed from ops;
+``attention/kernels.py`` has a fused drop-in for it (one op with a hand-written backward).
+``Attention`` (at the end) wires a score to the read of ``attention/read.py`` and adds
+source 003 §6's options: temperature, attention dropout and a truncation window.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.shapes import shape_str
+from attention.checks import check_options, check_read
+from attention.masking import as_mask, check_temperature, window_mask
+from attention.read import read, weighted_sum
+from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor
+from minigrad.coerce import as_tensor, pair
 from minigrad.nn import Module, Parameter
 from minigrad.tensor import Tensor
-from minigrad.xp import once_differentiable
 
 
 class Score(Module):
@@ -61,48 +69,13 @@ class Score(Module):
         return projected
 
 
-def _additive(q: Tensor, k: Tensor, v: Tensor, activation) -> Tensor:
+def additive(q: Tensor, k: Tensor, v: Tensor, activation: str | None = "tanh") -> Tensor:
     """e_j = vᵀ act(q + k_j) for projected q (B, [T,] A) and k (B, S, A)  -> (B, [T,] S)."""
     if q.ndim == 3:
         k = k.expand_dims(1)                                  # (B, 1, S, A)
     pre = q.expand_dims(-2) + k                               # (B, [T,] S, A)
     hidden = pre.tanh() if activation == "tanh" else pre      # (B, [T,] S, A)
     return hidden @ v                                         # (B, [T,] S)
-
-
-def additive_tanh(q, k, v) -> Tensor:
-    """``_additive(q, k, v, "tanh")`` as one op, with its backward written out.
-
-    Forward  u_j = tanh(q + k_j),  e_j = vᵀ u_j.  Backward, with δ_j = g_j v ⊙ (1 − u_j²):
-
-        ∂L/∂q = Σ_j δ_j,    ∂L/∂k_j = δ_j  (summed over T),    ∂L/∂v = Σ_j g_j u_j
-
-    Why: it is the decoder's widest work, (B, [T,] S, A) at every step. The composed graph
-    makes six arrays of that size per step and keeps two for backward; this op makes two and
-    keeps one (benchmarks/README.md). The tests hold it to ``_additive``.
-    """
-    q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
-    if not (q.ndim in (2, 3) and k.ndim == 3 and v.ndim == 1 and q.shape[0] == k.shape[0]
-            and q.shape[-1] == k.shape[-1] == v.shape[0]):
-        raise ValueError(f"additive_tanh: q {shape_str(q.shape, 'BT'[:q.ndim - 1])}, k "
-                         f"{shape_str(k.shape, 'BS')} and v {v.shape} do not fit: expected "
-                         f"q (B, A) or (B, T, A), k (B, S, A) and v (A,), one B and one A")
-    three = q.ndim == 3
-    u = (q.data[:, :, None, :] + k.data[:, None]) if three else (q.data[:, None, :] + k.data)
-    np.tanh(u, out=u)                                         # (B, [T,] S, A)
-    A = u.shape[-1]
-    e = u @ v.data                                            # (B, [T,] S)
-
-    def vjp(g):
-        d = u * u                                             # δ = g v ⊙ (1 − u²), in place
-        np.subtract(1, d, out=d)
-        d *= g[..., None]
-        d *= v.data                                           # (B, [T,] S, A)
-        gv = g.reshape(-1) @ u.reshape(-1, A) if v.requires_grad else None  # (A,)
-        return d.sum(axis=-2), (d.sum(axis=1) if three else d), gv
-    return Tensor._from_op(e, (q, k, v), once_differentiable(
-        vjp, "additive_tanh", "AdditiveScore(fused=False) or ConcatScore(fused=False), the "
-        "composed score"), "additive_tanh")
 
 
 class AdditiveScore(Score):
@@ -118,12 +91,12 @@ class AdditiveScore(Score):
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int, bias: bool = True,
                  activation: str | None = "tanh", rng: np.random.Generator | None = None,
-                 dtype=np.float64, fused: bool = True):
+                 dtype=np.float64):
         if activation not in ("tanh", None):
             raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, "
                              f"got {activation!r}")
         rng = init.generator("AdditiveScore", rng)
-        self.activation, self.fused = activation, fused  # fused: additive_tanh for tanh
+        self.activation = activation
         self.W_q = Parameter(init.uniform(rng, query_dim, (attn_dim, query_dim), dtype))
         self.W_k = Parameter(init.uniform(rng, key_dim, (attn_dim, key_dim), dtype))
         self.b = (Parameter(init.uniform(rng, key_dim, (attn_dim,), dtype))  # as W_k's bias
@@ -142,9 +115,12 @@ class AdditiveScore(Score):
         k = (self.project_keys(keys) if projected is None
              else self._projected(projected, keys, self.W_q.shape[0]))  # (B, S, A)
         q = F.linear(query, self.W_q)                                  # (B, [T,] A)
-        if self.fused and self.activation == "tanh":
-            return additive_tanh(q, k, self.v)                         # (B, [T,] S)
-        return _additive(q, k, self.v, self.activation)               # (B, [T,] S)
+        return self.energy(q, k)                                       # (B, [T,] S)
+
+    def energy(self, q, k) -> Tensor:
+        """e_j = vᵀ tanh(q + k_j) from the projected query q = W_q s (B, [T,] A) and keys
+        k_j = W_k h_j + b (B, S, A); Bahdanau calls the scores energies."""
+        return additive(q, k, self.v, self.activation)                # (B, [T,] S)
 
 
 class ConcatScore(Score):
@@ -155,9 +131,9 @@ class ConcatScore(Score):
     """
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
-                 rng: np.random.Generator | None = None, dtype=np.float64, fused: bool = True):
+                 rng: np.random.Generator | None = None, dtype=np.float64):
         rng = init.generator("ConcatScore", rng)
-        self.query_dim, self.fused = query_dim, fused  # fused: additive_tanh, else composed
+        self.query_dim = query_dim
         width = query_dim + key_dim
         self.W = Parameter(init.uniform(rng, width, (attn_dim, width), dtype))
         self.v = Parameter(init.uniform(rng, attn_dim, (attn_dim,), dtype))
@@ -174,9 +150,12 @@ class ConcatScore(Score):
         k = (self.project_keys(keys) if projected is None
              else self._projected(projected, keys, self.W.shape[0]))   # (B, S, A)
         q = F.linear(query, self.W[:, :self.query_dim])                # (B, [T,] A)
-        if self.fused:
-            return additive_tanh(q, k, self.v)                         # (B, [T,] S)
-        return _additive(q, k, self.v, "tanh")                         # (B, [T,] S)
+        return self.energy(q, k)                                       # (B, [T,] S)
+
+    def energy(self, q, k) -> Tensor:
+        """e_j = vᵀ tanh(q + k_j) from the projected query q = W_q s (B, [T,] A) and keys
+        k_j = W_k h_j (B, S, A)."""
+        return additive(q, k, self.v)                                  # (B, [T,] S)
 
 
 class DotScore(Score):
@@ -237,3 +216,68 @@ class GeneralScore(Score):
         q = query if query.ndim == 3 else query.expand_dims(1)        # (B, T, Dq)
         e = q @ k.swapaxes(-1, -2)                                     # (B, T, S)
         return e if query.ndim == 3 else e.squeeze(1)                  # (B, [T,] S)
+
+
+class Attention(Module):
+    """Soft attention with a score module:  e = score(q, h),  α = softmax(e / T),  c = Σ_j α_j v_j.
+
+    ``forward(query, keys, values=None, mask=None, projected=None, position=None, rng=None)
+    -> (context, weights)``: query (B, Dq) or (B, T, Dq), keys (B, S, Dk), values (B, S, Dv)
+    (default: the keys), mask (B, S) boolean, True = may be attended; ``projected`` from
+    ``project_keys(keys)``. It reads with ``read`` (``attention/read.py``).
+
+    Source 003 §6's options (the defaults change nothing):
+
+    * ``temperature`` T:  α_j = exp(e_j / T) / Σ_k exp(e_k / T); T < 1 sharpens, T > 1 flattens.
+    * ``dropout`` p, during training only (the module in training mode and ``rng`` given):
+      c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),  m_j ~ Bernoulli(1 − p)  (inverted dropout:
+      E[α̃_j] = α_j, so evaluation reads with α unchanged). The weights returned are α.
+    * ``window`` W (truncated attention): weight 0 wherever |j − t| > W, t = ``position`` (the
+      decoder step: an int or (B,) for a query (B, Dq); for (B, T, Dq) 0 … T−1 by default, or
+      anything broadcastable to (B, T)).
+    """
+
+    def __init__(self, score: Module, temperature: float = 1.0, dropout: float = 0.0,
+                 window: int | None = None):
+        self.score = score
+        self.temperature = check_temperature("Attention", temperature)
+        self.dropout, self.window = check_options(dropout, window)
+
+    def project_keys(self, keys) -> Tensor:
+        """The score's key precomputation, to pass as ``projected`` at every decoder step."""
+        return self.score.project_keys(keys)
+
+    def forward(self, query, keys, values=None, mask=None, projected=None, position=None,
+                rng=None) -> tuple:
+        values = keys if values is None else values
+        scores = self.score(query, keys, projected=projected)       # (B, [T,] S)
+        if self.temperature != 1.0:
+            scores = scores / self.temperature                      # e / T  (B, [T,] S)
+        if self.window is not None:
+            mask = self._truncated(mask, scores.shape, position)    # (B, [T,] S)
+        scores, values = pair(scores, values)
+        check_read("Attention", scores, values)                     # errors name Attention
+        if mask is not None:
+            mask = as_mask(mask, scores.shape, "Attention")          # (B, [1|T,] S)
+        context, weights = read(scores, values, mask)               # (B, [T,] Dv), (B, [T,] S)
+        if self.dropout > 0 and self.training and rng is not None:
+            kept = F.dropout(weights, self.dropout, rng)             # α ⊙ m / (1 − p)  (B, [T,] S)
+            context = weighted_sum(kept, values)                    # (B, [T,] Dv)
+        return context, weights
+
+    def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
+        """The mask (or all True) and |j − t| ≤ W, broadcast to the scores' shape."""
+        if position is None:
+            if len(shape) == 2:
+                raise ValueError("Attention: window=W with one query per example (B, Dq) needs "
+                                 "position, the decoder step t")
+            position = np.arange(shape[-2])                          # (T,): t = 0 … T−1
+        t = np.asarray(position)                      # (), (B,); or (T,), (B, T) for (B, T, S)
+        try:
+            near = np.broadcast_to(window_mask(t, shape[-1], self.window), shape)  # (B, [T,] S)
+        except ValueError:
+            raise ValueError(f"Attention: position of shape {t.shape} does not fit scores "
+                             f"{shape_str(shape, scores_letters(len(shape)))}") from None
+        if mask is None:
+            return near
+        return near & as_mask(mask, shape, "Attention")              # (B, [T,] S)

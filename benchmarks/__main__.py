@@ -5,7 +5,8 @@
     python -m benchmarks --dtypes float32          # one dtype
 
 Rows, for float32 and float64: the reference training step (forward + backward + Adam) on one
-BLAS thread and on the default number, its forward alone, greedy decoding and beam search
+BLAS thread and on the default number (with the kernels of ``models/kernels.py``, as the
+application runs it), the same step of the core model (no kernels, one thread), its forward alone, greedy decoding and beam search
 (k = 4) of the reference batch (``benchmarks/reference.py``); a summary of the per-op overhead
 (``benchmarks/bench_ops.py``: forward + backward of each of its ops at n = 8 and 256); the
 attention's forward + backward over T = 20 decoder steps for S = 20 … 400 source positions
@@ -110,7 +111,11 @@ def set_threads(n, torch, defaults) -> str:
 
 def model_rows(dtype, torch, defaults, repeat, calls) -> list:
     """The reference workload: training step, forward, greedy and beam decoding."""
+    def core_step(dtype):  # the core model, composed from primitives: what the kernels buy
+        return reference.build(dtype, model=reference.reference_model(dtype, kernels=False))
+
     plan = [("train step", "step", reference.build, (1, None), "train"),
+            ("train step, core model (no kernels)", "step", core_step, (1,), None),
             ("forward (loss, graph recorded)", "forward", reference.build_forward, (1,), None),
             ("greedy decode", "decode", reference.build_decode, (1, None), "decode"),
             (f"beam decode (k={reference.BEAM})", "beam", reference.build_beam, (1,), None)]

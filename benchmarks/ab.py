@@ -14,7 +14,8 @@ where absolute times do not. Workloads, float64 and float32, one BLAS thread:
 * ``mlp``: forward + backward of a two-layer tanh network's cross-entropy, B = 64, 32 → 64 → 10
   -- a small step where the arithmetic matters too;
 * ``step``: the reference training step (``benchmarks/reference.py``: the Bahdanau seq2seq,
-  batch 64, lengths 20, forward + backward + Adam), 5 steps per call.
+  batch 64, lengths 20, forward + backward + Adam), 5 steps per call, with the kernels on as
+  the application runs it (``models/kernels.py``; a revision without that file had them built in).
 """
 from __future__ import annotations
 
@@ -36,11 +37,22 @@ ROUNDS = 15
 CALLS = {"chain": 200, "mlp": 200, "step": 1}  # per round
 PACKAGES = ("minigrad", "attention", "models")
 IMPORT = re.compile(r"^(\s*(?:from|import) )(minigrad|attention|models)\b", re.M)
+# ``import minigrad.kernels`` (no ``as``) binds the name ``minigrad``: bind it to the renamed one
+BARE = re.compile(r"^(\s*)import (minigrad|attention|models)((?:\.\w+)*)[ \t]*$", re.M)
+
+
+def rename(source: str, suffix: str) -> str:
+    """``source`` with its imports of the three packages renamed to ``<package>_<suffix>``."""
+    source = BARE.sub(lambda m: f"{m.group(1)}import {m.group(2)}_{suffix}{m.group(3)}; "
+                                f"{m.group(2)} = {m.group(2)}_{suffix}", source)
+    return IMPORT.sub(lambda m: f"{m.group(1)}{m.group(2)}_{suffix}", source)
 
 
 def load(revision: str, suffix: str, folder: pathlib.Path) -> dict:
     """The packages as they are at ``revision``, imported as ``minigrad_<suffix>`` etc.;
-    returns {"mg": minigrad, "seq2seq": models.seq2seq} of that revision."""
+    returns {"mg": minigrad, "seq2seq": models.seq2seq, "use_kernels": ...} of that revision
+    (``use_kernels`` of ``models/kernels.py``, or nothing to switch in a revision before it,
+    whose default model was already the fast one)."""
     root = pathlib.Path(__file__).resolve().parent.parent
     archive = subprocess.run(["git", "-C", str(root), "archive", revision, *PACKAGES],
                              capture_output=True, check=True).stdout
@@ -48,10 +60,12 @@ def load(revision: str, suffix: str, folder: pathlib.Path) -> dict:
     for package in PACKAGES:
         (folder / package).rename(folder / f"{package}_{suffix}")
         for path in (folder / f"{package}_{suffix}").rglob("*.py"):
-            path.write_text(IMPORT.sub(lambda m: f"{m.group(1)}{m.group(2)}_{suffix}",
-                                       path.read_text()))
+            path.write_text(rename(path.read_text(), suffix))
+    kernels = folder / f"models_{suffix}" / "kernels.py"  # a revision with the kernels room
     return {"mg": importlib.import_module(f"minigrad_{suffix}"),
-            "seq2seq": importlib.import_module(f"models_{suffix}.seq2seq")}
+            "seq2seq": importlib.import_module(f"models_{suffix}.seq2seq"),
+            "use_kernels": (importlib.import_module(f"models_{suffix}.kernels").use_kernels
+                            if kernels.exists() else lambda model: model)}
 
 
 def workloads(engine: dict, dtype: str) -> dict:
@@ -80,7 +94,7 @@ def reference_step(engine: dict, dtype: str):
     config = s2s.ModelConfig(ref.VOCAB, ref.VOCAB, embed=ref.EMBED, hidden=ref.HIDDEN,
                              dec_hidden=ref.DEC_HIDDEN, attn=ref.ATTN, decoder="bahdanau",
                              score="additive", dtype=dtype)
-    model = s2s.Seq2Seq(config, np.random.default_rng([0, 0]))
+    model = engine["use_kernels"](s2s.Seq2Seq(config, np.random.default_rng([0, 0])))
     src, src_mask, tgt, tgt_mask = ref.reference_batch(0)
     opt = engine["mg"].optim.Adam(model.parameters(), lr=ref.LR)
 

@@ -1,22 +1,23 @@
-"""The fused attention read against the composed one, forward + backward.
+"""The attention read as one op (``read``) against the composed read (``attend``).
 
     python -m benchmarks.bench_read                      # B=64, S=50, D=128, float64 and float32
     python benchmarks/bench_read.py --B 64 --S 50 --D 128 --T 1 --repeat 41
     python -m benchmarks.bench_read --threads default    # NumPy's own thread count
 
-What is timed (``attention.read`` vs ``attention.attend``, same inputs, same mask):
+What is timed (``attention.read`` vs ``attention.attend``, same inputs, same mask; both are
+the core, both differentiate twice):
 
-    fused       read(e, h, mask): one graph node; backward is score_grad
-                ∂L/∂e_j = α_j g·(h_j − c) and ∂L/∂h_j = α_j g
-    composed    attend(e, h, mask): masked softmax, expand_dims, matmul, squeeze, each a node
-                whose VJP autograd chains
+    read        read(e, h, mask): the softmax node and one "read" node whose VJP is the formula
+                ∂L/∂e_j = α_j g·(h_j − c) (score_grad) and ∂L/∂h_j = α_j g
+    composed    attend(e, h, mask): masked softmax, a new query axis, matmul, the axis taken
+                away again, each a node whose VJP autograd chains
 
 Each call is ``c, _ = fn(e, h, mask); c.backward(g)`` on leaves e (B, S) and h (B, S, D) (or
 e (B, T, S) with ``--T``), a quarter of the source positions of half the batch masked, g a fixed
 random seed; the leaves' .grad is reset between calls. Before timing, the two gradients are
 checked to agree to 1e-12 (float64). The candidates are interleaved batch by batch (so drift on
 a shared machine hits them alike); each reports the median time per call over ``--repeat``
-batches of at least ``--min-time`` seconds. Ratio = composed / fused (above 1: fused is faster).
+batches of at least ``--min-time`` seconds. Ratio = composed / read (above 1: read is faster).
 """
 from __future__ import annotations
 
@@ -93,13 +94,13 @@ def bench(B: int, T: int, S: int, D: int, dtype, min_time: float, repeat: int) -
     scores, values, mask, g = make_inputs(B, T, S, D, dtype)
     e, h = mg.tensor(scores, requires_grad=True), mg.tensor(values, requires_grad=True)
     grads = {}
-    for name, fn in (("fused", read), ("composed", attend)):
+    for name, fn in (("read", read), ("composed", attend)):
         step(fn, e, h, mask, g)
         grads[name] = (e.grad.copy(), h.grad.copy())
     tol = 1e-12 if dtype == np.float64 else 1e-4
-    for a, b in zip(grads["fused"], grads["composed"]):
+    for a, b in zip(grads["read"], grads["composed"]):
         np.testing.assert_allclose(a, b, rtol=0, atol=tol)
-    return time_batches({"fused": lambda: step(read, e, h, mask, g),
+    return time_batches({"read": lambda: step(read, e, h, mask, g),
                          "composed": lambda: step(attend, e, h, mask, g)}, min_time, repeat)
 
 
@@ -116,15 +117,15 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", default="1", help="BLAS threads: a number or 'default'")
     args = parser.parse_args(argv)
     keep_freed_memory()  # as python -m benchmarks does: no page faults for reused buffers
-    print(f"fused read vs composed attend, forward + backward: B={args.B} T={args.T} "
+    print(f"read vs composed attend, forward + backward: B={args.B} T={args.T} "
           f"S={args.S} D={args.D}")
     print(f"python {platform.python_version()}, numpy {np.__version__}, threads {_THREADS}, "
           f"median of {args.repeat} interleaved batches")
-    print(f"{'dtype':<8} {'fused (µs)':>11} {'composed (µs)':>14} {'composed/fused':>15}")
+    print(f"{'dtype':<8} {'read (µs)':>11} {'composed (µs)':>14} {'composed/read':>15}")
     for dtype in args.dtypes.split(","):
         t = bench(args.B, args.T, args.S, args.D, np.dtype(dtype).type, args.min_time, args.repeat)
-        print(f"{dtype:<8} {t['fused'] * 1e6:>11.1f} {t['composed'] * 1e6:>14.1f} "
-              f"{t['composed'] / t['fused']:>15.2f}")
+        print(f"{dtype:<8} {t['read'] * 1e6:>11.1f} {t['composed'] * 1e6:>14.1f} "
+              f"{t['composed'] / t['read']:>15.2f}")
     return 0
 
 

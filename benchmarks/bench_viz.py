@@ -1,5 +1,6 @@
 """The graph viewer on the reference workload: how long drawing the training loss takes, and
-what tracing and the scope hooks cost.
+what tracing costs. The model is the core one (``reference_model(kernels=False)``), the one
+``python -m models graph`` draws.
 
     python -m benchmarks.bench_viz
 
@@ -7,9 +8,10 @@ Rows (median of ``--repeats`` runs, one BLAS thread, float32):
 * ``step, not traced``: forward + backward of the reference loss (no optimizer update);
 * ``step, traced``: the same inside ``minigrad.viz.trace(model)`` (scopes, every gradient kept);
 * ``draw collapsed`` / ``draw decoder open``: ``draw_graph(loss, trace=tr, collapse=1)`` to SVG,
-  without and with ``expand=["decoder"]`` (one box per decoder step);
-* ``scope() when not tracing``: one ``with scope(...)`` block outside a trace, the only code the
-  hooks add to an untraced step (the encoder and decoder open one per time step: 60 per step).
+  without and with ``expand=["decoder"]`` (one box per decoder step).
+
+An untraced step runs no viewer code at all: the scopes come from ``Module.__call__`` and the
+decoders' ``step``, which ``trace`` wraps only inside its block (``minigrad/viz/trace.py``).
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import statistics  # noqa: E402
 import time  # noqa: E402
 
 from benchmarks.reference import reference_batch, reference_model  # noqa: E402
-from minigrad.viz import draw_graph, scope, trace  # noqa: E402
+from minigrad.viz import draw_graph, trace  # noqa: E402
 
 
 def _median(fn, repeats: int) -> float:
@@ -39,7 +41,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.bench_viz")
     p.add_argument("--repeats", type=int, default=5)
     a = p.parse_args(argv)
-    model = reference_model("float32")
+    model = reference_model("float32", kernels=False)
     src, src_mask, tgt, tgt_mask = reference_batch()
 
     def plain():
@@ -60,18 +62,9 @@ def main(argv=None) -> int:
     rows.append(("draw collapsed", _median(lambda: draw_graph(loss, trace=tr, collapse=1), a.repeats)))
     rows.append(("draw decoder open", _median(
         lambda: draw_graph(loss, trace=tr, collapse=1, expand=["decoder"]), a.repeats)))
-    n = 100_000
-
-    def scopes():
-        for t in range(n):
-            with scope(f"step {t}"):
-                pass
-    per_scope = _median(scopes, a.repeats) / n
     print(f"reference loss (B=64, S=T=20, float32): {len(tr.nodes)} op nodes traced")
     for name, sec in rows:
         print(f"{name:<28} {sec * 1e3:9.1f} ms")
-    print(f"{'scope() when not tracing':<28} {per_scope * 1e6:9.2f} µs each, 60 per step = "
-          f"{60 * per_scope / rows[0][1] * 100:.3f} % of an untraced step")
     return 0
 
 

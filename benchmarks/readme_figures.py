@@ -1,10 +1,11 @@
-"""Regenerate the measured figures of README.md and print them, with ranges over seeds.
+"""Regenerate the measured figures of README.md and the guides and print them, with ranges over
+seeds (`WHERE` says which file holds which figures).
 
     python -m benchmarks.readme_figures                 # everything, 3 seeds (~10 min quiet)
     python -m benchmarks.readme_figures --only demo     # demo | compare | sort | tests
     python -m benchmarks.readme_figures --seeds 5
 
-Each figure is measured by running the very command the README names beside it, in a fresh
+Each figure is measured by running the very command its README names beside it, in a fresh
 process (``python -m models ...``, ``python -m pytest ...``) with one BLAS thread, into a
 temporary folder. Wall-clock times depend on the machine and on what else runs on it: the
 report starts with the machine (CPU model, cores, load average before and after) so a
@@ -25,6 +26,12 @@ import time
 import numpy as np
 
 PARTS = ("demo", "compare", "sort", "tests")
+# Where each part's figures are written, beside "python -m benchmarks.readme_figures --only PART"
+# (tests/docs/test_entrance.py checks that each of these files names that command).
+WHERE = {"demo": ("README.md", "models/README.md"),   # the entrance's Demos; "The main demo"
+         "compare": ("models/app/README.md",),        # compare-length's table
+         "sort": ("models/app/README.md",),           # the sort example under "Commands"
+         "tests": ("models/README.md",)}              # "In code": the count of tests/models
 
 
 def machine() -> str:
@@ -142,6 +149,7 @@ def main(argv=None) -> int:
     report = []
     with tempfile.TemporaryDirectory(prefix="readme-figures-") as tmp:
         for part in parts:
+            report += [f"[{part}: {', '.join(WHERE[part])} and their README.zh-CN.md]"]
             report += globals()[part](a.seeds, tmp)
     print(f"\nload average after: {os.getloadavg()[0]:.1f}\n\nREADME figures\n" + "\n".join(report))
     return 0

@@ -8,6 +8,10 @@ with hidden 64, output W_o [s_t; c_t] + b_o. Batch 64, source and target length 
 source positions of half the batch are padding, teacher forcing, mean cross-entropy over all
 targets, Adam (lr 1e-3). One training step = forward + backward + update.
 
+The model is built with the kernels on, as ``python -m models`` builds it (``models/app/build.py``);
+``reference_model(dtype, kernels=False)`` is the core model, to measure what the kernels buy:
+``build(dtype, model=reference_model(dtype, kernels=False))``.
+
 For any harness (pytest-benchmark, asv, a script):
 
     step = build("float32")      # step() runs one training step, returns the loss (float)
@@ -28,6 +32,7 @@ import time
 import numpy as np
 
 from minigrad import optim
+from models.kernels import use_kernels
 from models.vocab import PAD
 from models.seq2seq import ModelConfig, Seq2Seq
 
@@ -46,10 +51,13 @@ def reference_batch(seed: int = 0) -> tuple:
     return src, src != PAD, tgt, np.ones_like(tgt, dtype=bool)
 
 
-def reference_model(dtype: str = "float32", seed: int = 0) -> Seq2Seq:
+def reference_model(dtype: str = "float32", seed: int = 0, kernels: bool = True) -> Seq2Seq:
+    """The reference model as the application builds it, kernels on (``models/kernels.py``);
+    ``kernels=False``: the core model, composed from primitives (the same numbers, slower)."""
     config = ModelConfig(VOCAB, VOCAB, embed=EMBED, hidden=HIDDEN, dec_hidden=DEC_HIDDEN,
                          attn=ATTN, decoder="bahdanau", score="additive", dtype=dtype)
-    return Seq2Seq(config, np.random.default_rng([seed, 0]))
+    model = Seq2Seq(config, np.random.default_rng([seed, 0]))
+    return use_kernels(model) if kernels else model
 
 
 def build(dtype: str = "float32", seed: int = 0, model: Seq2Seq | None = None):

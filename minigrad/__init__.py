@@ -5,8 +5,10 @@
     y = (x * x).sum()
     y.backward()          # x.grad == [2., 4.]
 """
-from minigrad.engine import detect_anomaly, grad, no_grad
+from minigrad.modes import detect_anomaly, no_grad
+from minigrad.autograd import grad
 from minigrad.tensor import Tensor, tensor
+from minigrad import xp  # noqa: F401  (gives the engine its two VJP namespaces)
 from minigrad.ops import (add, sub, mul, div, neg, pow, rpow, astype, exp, log, sqrt, tanh,
                           sigmoid, relu, sum, mean, max, logsumexp, matmul)
 from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,

@@ -11,7 +11,8 @@ import operator
 
 import numpy as np
 
-from minigrad.tensor import Tensor, refuse_complex
+from minigrad.engine import Tensor
+from minigrad.checks import refuse_complex
 
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:

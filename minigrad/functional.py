@@ -18,7 +18,7 @@ import numpy as np
 
 from minigrad.coerce import as_tensor, boolean_mask, check_not_empty, normalize_axis
 from minigrad.init import check_rng
-from minigrad.tensor import Tensor
+from minigrad.engine import Tensor
 
 
 def _check_axis(op, x, axis) -> int:

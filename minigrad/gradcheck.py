@@ -46,7 +46,8 @@ import sys
 
 import numpy as np
 
-from minigrad import engine, shape_ops
+from minigrad import autograd, engine, shape_ops
+from minigrad.modes import no_grad
 from minigrad.tensor import Tensor
 
 PROJECTIONS = 3  # random vectors u in the default mode
@@ -109,7 +110,7 @@ def numerical_grad(fn, inputs, eps: float = 1e-6) -> list:
 
     def f() -> float:
         args = [Tensor(a) if is_tensor else a.copy() for a, is_tensor in zip(arrays, kinds)]
-        with engine.no_grad():
+        with no_grad():
             out = fn(*args)
         value = np.asarray(out.data if isinstance(out, Tensor) else out, dtype=np.float64)
         if value.size != 1:
@@ -194,7 +195,7 @@ def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng, who="gradcheck") -> 
     def vjp(u) -> tuple:  # dL/d input for L = Σ out ⊙ u
         if not out.requires_grad:  # no checked input reaches the output: the gradient is 0
             return tuple(np.zeros_like(t.data) for t in targets)
-        return engine.grad(out, targets, grad_outputs=u, retain_graph=True)
+        return autograd.grad(out, targets, grad_outputs=u, retain_graph=True)
 
     if full_jacobian:  # seeds: every unit vector e_j; entries indexed (output j, input element)
         seeds = np.eye(out.size).reshape((out.size,) + out.shape)
@@ -210,7 +211,7 @@ def _check(fn, inputs, eps, atol, rtol, full_jacobian, rng, who="gradcheck") -> 
 
         def output() -> np.ndarray:
             call[i] = Tensor(work)
-            with engine.no_grad():
+            with no_grad():
                 return np.array(fn(*call).data, dtype=np.float64)
 
         d = _central_differences(output, work, eps)  # (*x.shape, *out.shape): ∂out/∂x
@@ -300,7 +301,7 @@ def first_derivative(fn, inputs, rng: np.random.Generator):
             targets = [call[i] for i in checked]
             if not out.requires_grad:  # fn does not depend on them: G = 0
                 return Tensor(np.zeros(sum(t.size for t in targets)))
-            grads = engine.grad(out, targets, grad_outputs=seed[0], create_graph=recording)
+            grads = autograd.grad(out, targets, grad_outputs=seed[0], create_graph=recording)
             if not recording:
                 return Tensor(np.concatenate([np.ravel(g) for g in grads]))
             return shape_ops.concatenate([g.reshape(-1) for g in grads])

@@ -12,7 +12,7 @@ import numpy as np
 
 from minigrad import functional as F, init
 from minigrad.nn_ops import layer_norm
-from minigrad.tensor import Tensor
+from minigrad.engine import Tensor
 
 
 class Parameter(Tensor):
@@ -157,7 +157,7 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
-    """y = γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis (``minigrad.nn_ops.layer_norm``);
+    """y = γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis (``minigrad.nn_ops.layer_norm``, composed);
     ``weight`` γ starts at ones and ``bias`` β at zeros, as in PyTorch."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, dtype=np.float64):

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from minigrad.coerce import as_tensor, check_not_empty, normalize_axes, pair
-from minigrad.tensor import Tensor, refuse_complex
+from minigrad.engine import Tensor
+from minigrad.checks import refuse_complex
 
 
 def _broadcast_error(op, a, b):
@@ -181,9 +182,7 @@ def sigmoid_array(x: np.ndarray) -> np.ndarray:
     """σ(x) = 1 / (1 + e^-x), never overflowing: with e = e^-|x| ≤ 1 it is 1 / (1 + e) for
     x ≥ 0 and e / (1 + e) for x < 0."""
     e = np.exp(-np.abs(x))
-    # the numerator np.where(x >= 0, 1, e) as max(e, x >= 0): the same values without
-    # np.where's data-dependent branches, which mispredict on random signs (benchmarks/README.md)
-    return np.maximum(e, x >= 0) / (1 + e)
+    return np.where(x >= 0, 1, e) / (1 + e)
 
 
 def sigmoid(x) -> Tensor:
@@ -302,23 +301,8 @@ def matmul(a, b) -> Tensor:
         B = B if b.ndim > 1 else B[:, None]                  # (..., k, m)
         batch = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
         G = g.reshape(batch + (A.shape[-2], B.shape[-1]))    # (..., n, m)
-        ga = _product(G, B.swapaxes(-1, -2), A.ndim) if a.requires_grad else None  # G Bᵀ
-        gb = _product(A.swapaxes(-1, -2), G, B.ndim) if b.requires_grad else None  # Aᵀ G
+        ga = G @ B.swapaxes(-1, -2) if a.requires_grad else None    # (..., n, k): G Bᵀ
+        gb = A.swapaxes(-1, -2) @ G if b.requires_grad else None    # (..., k, m): Aᵀ G
         return (ga[..., 0, :] if a.ndim == 1 and ga is not None else ga,
                 gb[..., 0] if b.ndim == 1 and gb is not None else gb)
     return Tensor._from_op(out, (a, b), vjp, "matmul")
-
-
-def _product(x, y, ndim: int):
-    """x @ y in matmul's VJP, for an operand of ``ndim`` dims (the engine sums batch dims).
-
-    Two fast paths, each several times faster where it applies (benchmarks/README.md): a
-    contracted dim of 1 makes an outer product, which broadcasting computes without a batch of
-    tiny matmuls; a 2-D operand shared by a batch gets its gradient as one matmul over the
-    batch folded into the contracted dim, Σ_b x_b y_b = [x_1 … x_B] [y_1; …; y_B].
-    """
-    if x.shape[-1] == 1:
-        return x * y
-    if ndim == 2 and x.ndim > 2 and x.shape[:-2] == y.shape[:-2]:
-        return x.swapaxes(-1, -2).reshape(-1, x.shape[-2]).T @ y.reshape(-1, y.shape[-1])
-    return x @ y

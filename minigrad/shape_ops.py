@@ -13,8 +13,7 @@ import numpy as np
 
 from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
                              pair)
-from minigrad.tensor import Tensor
-from minigrad import xp
+from minigrad.engine import Tensor
 
 
 def reshape(x, shape) -> Tensor:
@@ -163,11 +162,24 @@ def scatter(values, index, shape) -> Tensor:
     values = as_tensor(values)
     shape = tuple(shape)
     try:
-        out = xp.ARRAYS.scatter(values.data, index, shape)
+        out = scatter_array(values.data, index, shape)
     except (IndexError, ValueError) as e:
         raise ValueError(f"scatter: values of shape {values.shape} do not fit index {index!r} "
                          f"into shape {shape}: {e}") from None
     return Tensor._from_op(out, (values,), lambda xp, g, out, values: (g[index],), "scatter")
+
+
+def scatter_array(values: np.ndarray, index, shape: tuple) -> np.ndarray:
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices add up): an
+    assignment for basic indices (each element picked once), ``np.add.at`` otherwise."""
+    out = np.zeros(shape, dtype=values.dtype)
+    basic = all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
+                for i in (index if isinstance(index, tuple) else (index,)))
+    if basic:
+        out[index] = values
+    else:
+        np.add.at(out, index, values)
+    return out
 
 
 def where(condition, a, b) -> Tensor:

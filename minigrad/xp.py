@@ -8,7 +8,7 @@ namespace ``xp`` that the engine passes in::
     def vjp(xp, g, out, x):              # tanh: d tanh(x)/dx = 1 − tanh(x)²
         return (g * (1 - out * out),)
 
-The engine calls it with one of two namespaces (``engine._run``):
+The engine calls it with one of two namespaces (``engine._run``, from ``engine.NAMESPACES``):
 
 * ``ARRAYS``: ``g``, ``out`` and the inputs are ndarrays and ``xp`` is NumPy. This is every
   ordinary ``backward()``: plain NumPy arithmetic, no Tensor is made, nothing is recorded.
@@ -28,46 +28,11 @@ wraps its VJP in ``once_differentiable``: first order works as before, and under
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-
-def _scatter_arrays(values, index, shape):
-    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices add up).
-
-    Basic indices (slices, ints) pick each element once, so an assignment does it; an integer
-    array on the first axis (an embedding's ids) adds rows with a one-hot matmul for small
-    tables, else by summing each run of equal sorted ids -- several times faster than
-    ``np.add.at``, which handles every other index.
-    """
-    if isinstance(index, np.ndarray) and index.dtype.kind in "iu":
-        V, E = shape[0], math.prod(shape[1:])
-        rows, flat = values.reshape(index.size, E), index.reshape(-1)        # (N, E), (N,)
-        if V <= 64 and flat.size * V <= 1 << 20:
-            onehot = np.zeros((flat.size, V), dtype=values.dtype)
-            onehot[np.arange(flat.size), flat] = 1                           # (N, V)
-            return (onehot.T @ rows).reshape(shape)                          # (V, E)
-        out = np.zeros(shape, dtype=values.dtype)
-        if flat.size:
-            flat = flat % V                                                  # -1 and V-1: one run
-            order = np.argsort(flat, kind="stable")
-            run_ids = flat[order]
-            starts = np.flatnonzero(np.r_[True, run_ids[1:] != run_ids[:-1]])  # each run's start
-            out.reshape(V, E)[run_ids[starts]] = np.add.reduceat(rows[order], starts, axis=0)
-        return out
-    out = np.zeros(shape, dtype=values.dtype)
-    if _is_basic(index):
-        out[index] = values
-    else:
-        np.add.at(out, index, values)
-    return out
-
-
-def _is_basic(index) -> bool:
-    """True when ``index`` uses only ints, slices, None and Ellipsis (NumPy basic indexing)."""
-    items = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis for i in items)
+from minigrad import engine, ops, shape_ops
+from minigrad.engine import Tensor
+from minigrad.shape_ops import scatter_array
 
 
 def _nan_to_zero_array(p):
@@ -83,7 +48,7 @@ class Arrays:
     where = staticmethod(np.where)
     zeros_like = staticmethod(np.zeros_like)
     exp = staticmethod(np.exp)
-    scatter = staticmethod(_scatter_arrays)
+    scatter = staticmethod(scatter_array)
     nan_to_zero = staticmethod(_nan_to_zero_array)
 
     @staticmethod
@@ -157,6 +122,4 @@ def once_differentiable(vjp, op: str, instead: str):
     return wrapped
 
 
-# at the end: these modules import the engine, which imports this one
-from minigrad.tensor import Tensor  # noqa: E402  (first: ops import it)
-from minigrad import ops, shape_ops  # noqa: E402
+engine.NAMESPACES.update({False: ARRAYS, True: TENSORS})  # the engine's two executions

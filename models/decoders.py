@@ -10,15 +10,11 @@ beam search:
     state, features, weights = decoder.step(y_prev, state, ctx, t)
     logits = decoder.logits(features)                # (B, V), or (B, T, V) for stacked features
 
-``state`` is a tuple of (B, ·) tensors (beam search reorders it by indexing): the cell's state
-(``models.recurrent``: ``(s,)`` for a GRU, ``(h, c)`` for an LSTM) and, for Luong's input
-feeding, h̃ after it; ``ctx`` holds what ``start`` computed once and ``step`` reads; ``features`` is
-the tuple of tensors the output layer reads; ``weights`` the alignment α_t (B, S) or None.
+``state`` is a tuple of (B, ·) tensors (beam search reorders it by indexing): ``(s,)`` for a
+GRU, ``(h, c)`` for an LSTM and, for Luong's input feeding, h̃ after it; ``ctx`` holds what
+``start`` computed once and ``step`` reads (the keys' projection for the score); ``features``
+is the tuple of tensors the output layer reads; ``weights`` the alignment α_t (B, S) or None.
 ``forward`` runs the teacher-forced loop and applies the output layer once to all T steps.
-
-Hoisted work. Whatever does not depend on the recurrence is computed once per batch in
-``start``: the keys' projection for the score, and the embedding's contribution to the GRU
-input, ``W_ih^emb E[y] + b_ih`` for every token y (``encoder.input_table``).
 """
 from __future__ import annotations
 
@@ -27,13 +23,12 @@ from typing import NamedTuple
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F, init
+from minigrad import init
 from minigrad.nn import Embedding, Linear, Module
-from minigrad.viz.trace import scope
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore)
-from models.encoder import Encoded, input_table, one_hot
+from models.encoder import Encoded
 from models.recurrent import GRUCell
 
 SCORES = ("additive", "dot", "general", "concat", "scaled-dot")
@@ -66,39 +61,28 @@ def masked_mean(encoded: Encoded) -> mg.Tensor:
 
 
 class PlainContext(NamedTuple):
-    """``PlainDecoder``'s per-batch constants (computed once in ``start``)."""
-    table: mg.Tensor   # (3H, V) column y: W_ih^emb E[y] + b_ih, see input_table
+    """``PlainDecoder``'s per-batch constant (computed once in ``start``)."""
     c: mg.Tensor       # (B, K) the fixed context vector [→h_{S_b} ; ←h_1]
-    gi_c: mg.Tensor    # (B, 3H) W_ih^c c, the cell's input from c: the same at every step
 
 
 class AttentionContext(NamedTuple):
-    """Per-batch constants of a decoder that attends (computed once in ``start``). G is the
-    cell's gate width: 3H for a GRU, 4H for an LSTM."""
-    table: mg.Tensor             # (G, V) column y: W_ih^emb E[y] + b_ih, see input_table
-    W_extra: mg.Tensor | None    # (G, ·) the cell's input weights for the rest of its input
-    keys: mg.Tensor              # (B, S, K) annotations
-    mask: np.ndarray | None      # (B, S) True = real; None when nothing is padding
-    projected: mg.Tensor         # (B, S, ·) the score's key projection
-    rng: np.random.Generator | None = None  # the training generator (attention dropout)
+    """Per-batch constants of a decoder that attends (computed once in ``start``)."""
+    keys: mg.Tensor                     # (B, S, K) annotations
+    mask: np.ndarray | None             # (B, S) True = real; None when nothing is padding
+    projected: mg.Tensor                # (B, S, ·) the score's key projection
+    rng: np.random.Generator | None     # the training generator (attention dropout)
+
+
+def attention_context(attention: Module, encoded: Encoded, rng) -> AttentionContext:
+    """The keys, their mask (None when nothing is padding) and the score's projection of them."""
+    keys = encoded.annotations                                           # (B, S, K)
+    mask = None if encoded.mask.all() else encoded.mask                  # (B, S) or None
+    return AttentionContext(keys, mask, attention.project_keys(keys), rng)
 
 
 class Decoder(Module):
     """Base class: the teacher-forced loop and the output layer. Subclasses define
-    ``start`` and ``step``, and set ``embedding``, ``cell`` (a GRUCell or LSTMCell whose input
-    starts with the embedding) and ``out`` (the output Linear)."""
-
-    def _input_table(self) -> tuple:
-        """(table (G, V), W_extra (G, I − E)): the cell's input weights split at the embedding."""
-        E = self.embedding.weight.shape[1]
-        W = self.cell.weight_ih                                          # (G, E + ·)
-        table = input_table(self.embedding.weight, W, self.cell.bias_ih, slice(0, E))  # (G, V)
-        return table, (W[:, E:] if W.shape[1] > E else None)
-
-    def _embedded_input(self, ctx, y_prev) -> mg.Tensor:
-        """W_ih^emb E[y_{t−1}] + b_ih (B, G): columns y_prev of the table."""
-        onehot = one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype, "targets")  # (B, V)
-        return F.linear(onehot, ctx.table)                               # (B, G)
+    ``start`` and ``step``, and set ``out`` (the output Linear)."""
 
     def logits(self, features) -> mg.Tensor:
         """W_o [features] + b_o: (B, V) from one step, (B, T, V) from stacked steps."""
@@ -125,8 +109,7 @@ class Decoder(Module):
                 with mg.no_grad():
                     guess = self.logits(steps[-1]).data.argmax(axis=-1)  # (B,)
                 y = np.where(rng.random(B) < teacher_forcing, y, guess)  # (B,)
-            with scope(f"step {t}"):  # a group in minigrad.viz's drawings (free otherwise)
-                state, features, alpha = self.step(y, state, ctx, t)
+            state, features, alpha = self.step(y, state, ctx, t)
             steps.append(features)
             weights.append(alpha)
         stacked = [mg.stack(list(parts), axis=1) for parts in zip(*steps)]  # each (B, T, ·)
@@ -156,14 +139,13 @@ class PlainDecoder(Decoder):
 
     def start(self, encoded: Encoded, rng=None) -> tuple:
         c = encoded.final                                                # (B, K)
-        table, W_c = self._input_table()                                 # (3H, V), (3H, K)
-        ctx = PlainContext(table, c, F.linear(c, W_c))                   # gi_c (B, 3H)
-        return self.cell.initial_state(mg.tanh(self.init(c))), ctx      # (s_0,) (B, H)
+        return (mg.tanh(self.init(c)),), PlainContext(c)                 # (s_0,) (B, H)
 
     def step(self, y_prev, state, ctx: PlainContext, t):
-        gi = self._embedded_input(ctx, y_prev) + ctx.gi_c                # (B, 3H)
-        state = self.cell.step(gi, state)                                # (s_t,) (B, H)
-        return state, (state[0], ctx.c), None
+        (s,) = state                                                     # s_{t−1} (B, H)
+        x = mg.concatenate([self.embedding(y_prev), ctx.c], axis=-1)     # [E y_{t−1} ; c] (B, E+K)
+        s = self.cell(x, s)                                              # s_t (B, H)
+        return (s,), (s, ctx.c), None
 
 
 class BahdanauDecoder(Decoder):
@@ -193,16 +175,13 @@ class BahdanauDecoder(Decoder):
         self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
 
     def start(self, encoded: Encoded, rng=None) -> tuple:
-        keys = encoded.annotations                                       # (B, S, K)
-        mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
-        table, W_c = self._input_table()                                 # (3H, V), (3H, K)
-        ctx = AttentionContext(table, W_c, keys, mask, self.attention.project_keys(keys), rng)
-        return self.cell.initial_state(mg.tanh(self.init(masked_mean(encoded)))), ctx  # (s_0,)
+        s0 = mg.tanh(self.init(masked_mean(encoded)))                    # s_0 (B, H)
+        return (s0,), attention_context(self.attention, encoded, rng)
 
     def step(self, y_prev, state, ctx: AttentionContext, t):
-        s = state[0]                                                     # s_{t−1} (B, H)
+        (s,) = state                                                     # s_{t−1} (B, H)
         c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
-                                  position=t, rng=ctx.rng)               # (B, K), (B, S)
-        gi = self._embedded_input(ctx, y_prev) + F.linear(c, ctx.W_extra)  # (B, 3H)
-        state = self.cell.step(gi, state)                                # (s_t,) (B, H)
-        return state, (state[0], c), alpha
+                                  position=t, rng=ctx.rng)               # c_t (B, K), α_t (B, S)
+        x = mg.concatenate([self.embedding(y_prev), c], axis=-1)         # [E y_{t−1} ; c_t] (B, E+K)
+        s = self.cell(x, s)                                              # s_t (B, H)
+        return (s,), (s, c), alpha

@@ -25,7 +25,8 @@ import minigrad as mg
 from minigrad import functional as F
 
 from models.vocab import BOS, EOS, PAD
-from models.encoder import Encoded, check_source
+from models.checks import check_source
+from models.encoder import Encoded
 
 
 @dataclass

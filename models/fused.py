@@ -8,7 +8,8 @@ graph nodes per step, each with its Python overhead, its temporaries and, for th
 zero-filled gradient of the full width. This op does the same arithmetic in one node and one
 backward, and the tests hold it to the composed cell (equal forward and gradients to ~1e-12 in
 float64), to finite differences and to ``reference_backward`` below, the same backward in plain
-NumPy without the in-place tricks. ``GRUCell(fused=True)``, the default, uses it.
+NumPy without the in-place tricks. ``models.kernels.FusedGRUCell`` uses it (what it buys:
+``benchmarks/README.md``). First order only: under ``create_graph=True`` it raises.
 
 The two forms differ only in where the reset gate r acts on the candidate's pre-activation a_n:
 
@@ -58,7 +59,7 @@ def gru_step(gi, h, weight_hh, bias_hh, reset_after: bool = True) -> Tensor:
                          else (reset_before_forward, reset_before_backward))
     h_new, saved = forward(gi.data, h.data, weight_hh.data, bias_hh.data)   # (B, H)
     vjp = once_differentiable(lambda g: backward(g, *saved), "gru_step",
-                              "GRUCell(fused=False), the composed cell")
+                              "the core GRUCell, composed (models.kernels.use_core)")
     return Tensor._from_op(h_new, (gi, h, weight_hh, bias_hh), vjp, "gru_step")
 
 

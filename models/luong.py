@@ -32,11 +32,12 @@ from __future__ import annotations
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F, init
+from minigrad import init
 from minigrad.nn import Embedding, Linear
 
 from attention import Attention, GeneralScore, LocalAttention
-from models.decoders import AttentionContext, Decoder, make_score, masked_mean
+from models.decoders import (AttentionContext, Decoder, attention_context, make_score,
+                             masked_mean)
 from models.recurrent import GRUCell, LSTMCell
 
 LUONG_SCORES = ("dot", "general", "concat", "local-m", "local-p")
@@ -79,23 +80,16 @@ class LuongDecoder(Decoder):
         self.out = Linear(hidden_size, vocab_size, rng=rng, dtype=dtype)
 
     def start(self, encoded, rng=None):
-        keys = encoded.annotations                                       # (B, S, K)
-        mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
-        table, W_feed = self._input_table()                              # (G, V), (G, H) or None
-        ctx = AttentionContext(table, W_feed, keys, mask, self.attention.project_keys(keys), rng)
-        s0 = mg.tanh(self.init(masked_mean(encoded)))                    # (B, H)
-        state = self.cell.initial_state(s0)                              # (s_0,) or (s_0, c_0 = 0)
+        s0 = mg.tanh(self.init(masked_mean(encoded)))                    # s_0 (B, H)
+        zeros = mg.Tensor(np.zeros_like(s0.data))                        # (B, H)
+        state = (s0,) + (zeros,) * (len(self.cell.parts) - 1)            # (s_0,) or (s_0, c_0 = 0)
         if self.input_feeding:
-            state += (mg.Tensor(np.zeros_like(s0.data)),)                # h̃_0 = 0
-        return state, ctx
+            state += (zeros,)                                            # h̃_0 = 0
+        return state, attention_context(self.attention, encoded, rng)
 
     def step(self, y_prev, state, ctx: AttentionContext, t):
-        parts = len(self.cell.parts)
-        rnn, fed = state[:parts], state[parts:]                          # fed: (h̃_{t−1},) or ()
-        gi = self._embedded_input(ctx, y_prev)                           # (B, G)
-        if self.input_feeding:
-            gi = gi + F.linear(fed[0], ctx.W_extra)                      # (B, G): + W_ih^feed h̃_{t−1}
-        rnn = self.cell.step(gi, rnn)                                    # (s_t,) or (h_t, c_t)
+        n = len(self.cell.parts)
+        rnn = self.rnn(y_prev, state[n:], state[:n], ctx)                # (s_t,) or (h_t, c_t)
         s = rnn[0]                                                       # s_t (B, H)
         if not self.local:                                               # global: t for a window
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
@@ -107,6 +101,15 @@ class LuongDecoder(Decoder):
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)
         h_tilde = self.attentional(c, s)                                 # (B, H)
         return rnn + ((h_tilde,) if self.input_feeding else ()), (h_tilde,), alpha
+
+    def rnn(self, y_prev, fed: tuple, rnn: tuple, ctx) -> tuple:
+        """s_t = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}]) on the cell's part of the state, ``rnn``:
+        a GRU takes and returns s, an LSTM (h, c). ``fed`` is (h̃_{t−1},) with input feeding,
+        else (); ``ctx`` is not read here (``models.kernels`` keeps its input tables in it)."""
+        e = self.embedding(y_prev)                                       # E y_{t−1} (B, E)
+        x = mg.concatenate([e, *fed], axis=-1) if fed else e             # (B, E [+ H])
+        out = self.cell(x, rnn if len(rnn) > 1 else rnn[0])
+        return out if isinstance(out, tuple) else (out,)
 
     def attentional(self, c, s) -> mg.Tensor:
         """h̃_t from c_t (B, K) and s_t (B, H): tanh(W_c [c_t; s_t]), or the gate's mix."""

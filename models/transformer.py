@@ -31,7 +31,8 @@ from minigrad.nn import Embedding, LayerNorm, Linear, Module
 
 from attention.positional import LearnedPositions, SinusoidalPositions
 from models.decoders import Decoder
-from models.encoder import Encoded, check_source
+from models.checks import check_source
+from models.encoder import Encoded
 from models.transformer_layers import DecoderLayer, EncoderLayer
 
 POSITIONS = ("sinusoidal", "learned")
@@ -67,7 +68,7 @@ class TransformerEncoder(Module):
 
     def encode(self, src, mask=None, rng=None) -> tuple:
         """(Encoded, [self-attention weights (B, h, S, S) of each layer])."""
-        src, mask = check_source(src, mask)
+        src, mask = check_source(src, mask, self.embedding.weight.shape[0])
         x = embed(self.embedding, self.pos, src)                         # (B, S, D)
         weights = []
         for layer in self.layers:

@@ -2,9 +2,9 @@
 §7 on its nodes (``python -m attention 004-graph``).
 
 State A (s = −1), the article's hand-set scorer, L = g·c with g = (1, 0.5) as in the
-``004-gradient`` demo. The scorer is drawn composed (``fused=False``: linear, add, tanh, the
-product with v) and the read composed too (softmax, then the weighted sum), so each formula
-of the article is one box:
+``004-gradient`` demo. The scorer is the composed core (linear, add, tanh, the product with
+v; no kernels) and the read composed too (``attend``: softmax, then the weighted sum), so each
+formula of the article is one box:
 
     e_j = vᵀ tanh(W_s s + W_h h_j + b),   α = softmax(e),   c = Σ_j α_j h_j,   L = g·c
 
@@ -17,15 +17,14 @@ import numpy as np
 
 from attention.demos.common import DemoResult, svg_path
 from attention.demos.source_004 import SOURCES, STATES, TOKENS, article_scorer
-from attention.soft import attend, score_grad
+from attention.read import attend, score_grad
 from minigrad.tensor import Tensor
 from minigrad.viz import draw_graph, trace
 
 
 def traced(g=(1.0, 0.5)):
     """(L, trace, names) for state A: every node's value and ∂L/∂node recorded."""
-    scorer = article_scorer()
-    scorer.fused = False  # the composed score: one box per term of the formula
+    scorer = article_scorer()  # the core score: one box per term of the formula
     s = Tensor([[STATES["A"]]], requires_grad=True)                 # (B=1, 1): the state s
     h = Tensor(SOURCES[None], requires_grad=True)                   # (1, S, D): h_1 .. h_3
     with trace(scorer) as tr:

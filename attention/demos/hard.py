@@ -19,7 +19,7 @@ from attention.demos.common import DemoResult, svg_path
 from attention.demos.source_004 import SOURCES, STATES, TOKENS, read_at
 from attention.demos.toy import TOKENS as TOY_TOKENS, ToyCopy, batch, train_toy
 from attention.hard import hard_read
-from attention.soft import read
+from attention.read import read
 from minigrad import functional as F
 from minigrad.draw import line_plot_svg, line_plot_text
 from minigrad.gradcheck import numerical_grad
@@ -99,7 +99,7 @@ def _toy_lines(toy) -> tuple:
     return lines, values
 
 
-def hard(out_dir=None, seed: int = 0) -> DemoResult:
+def hard(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResult:
     """Source 004 §4: the hard read's output, its zero gradient, and the soft read beside it."""
     lines, values = _example_lines()
     more, values["random"] = _almost_everywhere(np.random.default_rng(seed))
@@ -111,7 +111,7 @@ def hard(out_dir=None, seed: int = 0) -> DemoResult:
     title = "Source 004 §4: first coordinate of the read as the state s varies"
     lines += ["", line_plot_text(series, width=76, height=18, title=title,
                                  xlabel="decoder state s", ylabel="c_1")]
-    more, values["toy"] = _toy_lines(train_toy(seed))
+    more, values["toy"] = _toy_lines(train_toy(seed, kernels=kernels))
     lines += more
     files = []
     path = svg_path(out_dir, "004_hard_vs_soft.svg")

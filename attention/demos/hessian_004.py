@@ -23,7 +23,7 @@ import numpy as np
 import minigrad as mg
 from attention.demos.common import DemoResult
 from attention.demos.source_004 import SOURCES, STATES, TOKENS, read_at
-from attention.soft import attend
+from attention.read import attend
 
 
 def hessian_formula(weights: np.ndarray, values: np.ndarray, g: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from attention.masking import masked_softmax
 from attention.multihead import MultiHeadAttention
 from minigrad.draw import line_plot_svg, line_plot_text
 from attention.scores import DotScore, ScaledDotScore
-from minigrad import engine
+from minigrad.autograd import grad
 from minigrad.nn import Linear
 from minigrad.tensor import Tensor
 
@@ -81,7 +81,7 @@ def scaling(out_dir=None, seed: int = 0) -> DemoResult:
 
 def _jacobian_norms(y: Tensor, x: Tensor) -> np.ndarray:
     """‖∂y/∂x[:, 0]‖_F per example, for y (N, H) and x (N, n, I): H backward passes."""
-    rows = [engine.grad(y[:, i].sum(), x, retain_graph=True)[:, 0] for i in range(y.shape[1])]
+    rows = [grad(y[:, i].sum(), x, retain_graph=True)[:, 0] for i in range(y.shape[1])]
     return np.sqrt(sum(np.sum(r ** 2, axis=-1) for r in rows))        # (N,)
 
 

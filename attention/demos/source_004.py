@@ -15,7 +15,7 @@ import numpy as np
 
 from attention.demos.common import DemoResult, svg_path
 from minigrad.draw import line_plot_svg, line_plot_text
-from attention.soft import attend, read, score_grad
+from attention.read import attend, read, score_grad
 from attention.scores import AdditiveScore
 from minigrad.gradcheck import numerical_grad
 from minigrad.tensor import Tensor

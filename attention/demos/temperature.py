@@ -47,11 +47,11 @@ def _table(title: str, weights: dict) -> list:
     return lines
 
 
-def temperature(out_dir=None, seed: int = 0) -> DemoResult:
+def temperature(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResult:
     """003 §6: max α and entropy against T, on the 004 §6 example and a trained model."""
     scores, _, _ = read_at([STATES["A"]])                             # (1, S)
     example = sweep(scores)
-    toy = train_toy(seed)
+    toy = train_toy(seed, kernels=kernels)
     with no_grad():
         toy_scores = toy.model.scores(toy.example[None])[0].data[0]   # (T, S) one alignment
     trained = sweep(toy_scores)

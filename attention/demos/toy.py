@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention.scores import AdditiveScore
-from attention.soft import read
+from attention.kernels import use_kernels
+from attention.read import read
 from minigrad import functional as F
 from minigrad import no_grad, optim
 from minigrad.nn import Embedding, Linear, Module, Parameter
@@ -75,10 +76,14 @@ def batch(rng: np.random.Generator, n: int, length: int = 6) -> np.ndarray:
     return np.stack([rng.permutation(len(TOKENS))[:length] for _ in range(n)])  # (n, S)
 
 
-def train_toy(seed: int = 0, steps: int = 150, batch_size: int = 32) -> Toy:
-    """Train ``ToyCopy`` with Adam on random 6-token sequences; deterministic for a seed."""
+def train_toy(seed: int = 0, steps: int = 150, batch_size: int = 32,
+              kernels: bool = False) -> Toy:
+    """Train ``ToyCopy`` with Adam on random 6-token sequences; deterministic for a seed.
+    ``kernels``: train with ``attention.kernels`` switched on (same numbers, faster steps)."""
     rng = np.random.default_rng(seed)
     model = ToyCopy(rng)
+    if kernels:
+        use_kernels(model)
     example = batch(np.random.default_rng(seed + 1), 1)                      # (1, S) held out
     with no_grad():
         untrained = model(example)[1].data[0]                                # (T, S)

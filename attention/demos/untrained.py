@@ -26,9 +26,9 @@ def row_stats(weights: np.ndarray) -> dict:
             "diagonal": float(np.mean(np.diag(weights)))}
 
 
-def alignment(out_dir=None, seed: int = 0) -> DemoResult:
+def alignment(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResult:
     """§4.3: the 6 × 6 alignment of the toy identity task before and after training."""
-    toy = train_toy(seed)
+    toy = train_toy(seed, kernels=kernels)
     before, after = toy.untrained, weights_of(toy.model, toy.example)   # (T, S) each
     words = [TOKENS[i] for i in toy.example]
     lines = ["Source 000 §4.3: alignment matrix (rows = decoder steps, columns = source "

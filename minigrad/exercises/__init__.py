@@ -22,7 +22,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from minigrad.exercises.catalog import Exercise, all_exercises, find
+from minigrad.exercises.catalog import Exercise
+from minigrad.exercises.registry import all_exercises, find
 from minigrad.exercises.checker import Report, check_file, check_function
 
 STUBS = Path(__file__).parent / "stubs"

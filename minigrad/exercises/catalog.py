@@ -12,9 +12,8 @@ derivative of u, which is exactly "forgot the factor 1 − tanh²".
 """
 from __future__ import annotations
 
-import functools
 import zlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
@@ -92,25 +91,3 @@ def autodiff(surrogate: Callable) -> Callable:
         out = surrogate(*ts, **constants)
         return dict(zip(inputs, mg.grad(out, ts, grad_outputs=g)))
     return grads
-
-
-# ---- the registry ----------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def all_exercises() -> tuple:
-    """Every exercise, numbered, easy to hard."""
-    from minigrad.exercises import (catalog_attention, catalog_basic, catalog_second,
-                                    catalog_transformer)
-    exercises = (catalog_basic.EXERCISES + catalog_attention.EXERCISES
-                 + catalog_transformer.EXERCISES + catalog_second.EXERCISES)
-    return tuple(replace(e, number=i) for i, e in enumerate(exercises, start=1))
-
-
-def find(name: str) -> Exercise:
-    """An exercise by name, by its file name (``05_matmul.py``) or by number (``5``)."""
-    key = name.strip().removesuffix(".py")
-    for e in all_exercises():
-        if key in (e.name, e.file.removesuffix(".py"), str(e.number), f"{e.number:02d}"):
-            return e
-    names = ", ".join(e.name for e in all_exercises())
-    raise KeyError(f"no exercise called {name!r}; the exercises are: {names}")

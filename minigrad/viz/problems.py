@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import engine
+from minigrad import engine, xp
 from minigrad.tensor import Tensor
+from minigrad.viz.draw import draw_graph
 from minigrad.viz.trace import Trace, trace
 
 
 def draw_anomaly(error, fmt: str = "svg", path=None, **kwargs) -> str:
     """Draw the graph of a ``detect_anomaly()`` error with the op that made NaN/inf
     highlighted; ``kwargs`` go to ``draw_graph`` (e.g. ``names=``, ``trace=``)."""
-    from minigrad.viz import draw_graph
     node = getattr(error, "node", None)
     if node is None:
         raise ValueError(f"draw_anomaly: {type(error).__name__} carries no graph; pass the "
@@ -87,7 +87,7 @@ def _agrees(node, parents, tangent, rng, rtol) -> bool:
     lhs = float(np.sum(u * tangent[node]))
     terms = [abs(lhs)]
     rhs = 0.0
-    for p, g in zip(parents, engine.first_order_vjp(node, u)):
+    for p, g in zip(parents, node._vjp(xp.ARRAYS, u, node.data, *[q.data for q in parents])):
         if g is None or p not in tangent:
             continue
         g = engine.unbroadcast(np.asarray(g, dtype=np.float64), p.shape, np.float64, node._op)
@@ -100,7 +100,6 @@ def _agrees(node, parents, tangent, rng, rtol) -> bool:
 def draw_gradcheck(fn, inputs, fmt: str = "svg", path=None, **kwargs) -> str:
     """Draw ``fn(*inputs)`` with the op whose VJP is wrong highlighted (see ``find_bad_op``);
     the title says which op, or that none could be singled out."""
-    from minigrad.viz import draw_graph
     out, tr, bad = find_bad_op(fn, inputs)
     title = kwargs.pop("title", None) or (
         f"gradcheck: the VJP of op '{bad._op}' disagrees with finite differences (highlighted)"

@@ -5,19 +5,22 @@ does not know which Module made it. Inside ``with trace(model) as tr:`` the view
 both, without any cost outside the block:
 
 * every tensor an op makes is recorded with its parents and its *scope*: the stack of Module
-  calls (each ``Module.__call__`` opens a scope named by the module's attribute path in
-  ``model``, e.g. ``decoder.attention``) and ``scope(name)`` blocks (the decoder opens one per
-  time step, ``step 3``) that were open when it was made;
+  calls that were open when it was made. Each ``Module.__call__`` opens a scope named by the
+  module's attribute path in ``model`` (e.g. ``decoder.attention``; a repeated call inside one
+  scope is ``name#k``); a module of ``model`` that is driven step by step (it has ``start``
+  and ``step``, as the decoders do) opens ``step 0``, ``step 1``, ... for its ``step`` calls;
+  and ``scope(name)`` blocks open a group of the caller's choosing;
 * each recorded op's VJP is wrapped so that, when a later ``backward()`` passes through it,
   the gradient ``dL/d node`` is kept (``grads=True``, the default): the switch that puts a
   gradient on *every* node, as PyTorch's ``retain_grad`` does for one tensor;
 * the parameters of ``model`` are named by their attribute paths (``encoder.forward_cell.weight_ih``).
 
 How it costs nothing when off: ``trace`` swaps recording versions of ``Tensor._from_op`` (the
-one constructor every op calls) and ``Module.__call__`` into the two classes for the duration
-of the block and puts the originals back on exit; ``scope(name)`` outside a trace returns a
-shared do-nothing context. The recording holds every traced tensor alive until the Trace is
-dropped, so the graph can still be drawn after ``backward()`` has freed it.
+one constructor every op calls) and ``Module.__call__`` into the two classes, and a scoped
+``step`` into the stepped modules of ``model``, for the duration of the block, and puts the
+originals back on exit; the models know nothing of it, and ``scope(name)`` outside a trace
+returns a shared do-nothing context. The recording holds every traced tensor alive until the
+Trace is dropped, so the graph can still be drawn after ``backward()`` has freed it.
 
     with trace(model) as tr:
         loss = model.loss(src, tgt)
@@ -70,12 +73,13 @@ class Trace:
             self.names.update((p, n) for n, p in module.named_parameters())
 
     @contextlib.contextmanager
-    def enter(self, name: str):
-        """Open a frame; the k-th frame of the same name inside one parent frame is ``name#k``."""
+    def enter(self, name: str, numbered: bool = False):
+        """Open a frame; the k-th frame of the same name inside one parent frame is ``name#k``
+        (``name k`` for every k, 0 included, when ``numbered``)."""
         counts = self._counts[-1]
         k = counts.get(name, 0)
         counts[name] = k + 1
-        self._stack.append(name if k == 0 else f"{name}#{k}")
+        self._stack.append(f"{name} {k}" if numbered else name if k == 0 else f"{name}#{k}")
         self._counts.append({})
         try:
             yield
@@ -129,8 +133,18 @@ def trace(module=None, grads: bool = True):
         with tr.enter(tr.module_name(self)):
             return original_call(self, *args, **kwargs)
 
+    def scoped_step(step):
+        def step_in_its_scope(*args, **kwargs):
+            with tr.enter("step", numbered=True):
+                return step(*args, **kwargs)
+        return step_in_its_scope
+
+    stepped = [m for m in (module.modules() if module is not None else ())
+               if callable(getattr(m, "start", None)) and callable(getattr(m, "step", None))]
     Tensor._from_op = staticmethod(recording_from_op)
     nn.Module.__call__ = scoped_call
+    for m in stepped:  # an instance attribute, over the class's method, for this block only
+        m.step = scoped_step(m.step)
     _active = tr
     try:
         yield tr
@@ -138,3 +152,5 @@ def trace(module=None, grads: bool = True):
         _active = None
         Tensor._from_op = original_op
         nn.Module.__call__ = original_call
+        for m in stepped:
+            del m.step

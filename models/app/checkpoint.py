@@ -30,6 +30,7 @@ import minigrad as mg
 from minigrad.files import write_atomic
 
 from models.vocab import Vocab
+from models.app.build import build_model
 from models.seq2seq import ModelConfig, Seq2Seq
 
 FORMAT = "minigrad-seq2seq/1"
@@ -195,7 +196,7 @@ def load_checkpoint(path) -> tuple:
     index_path = _index_path(path)
     index = _read_index(index_path, path)
     config, src_vocab, tgt_vocab = _config_and_vocabs(index, index_path)
-    model = Seq2Seq(config, np.random.default_rng(0))  # sizes are capped by ModelConfig
+    model = build_model(config, np.random.default_rng(0))  # sizes are capped by ModelConfig
     expected = {k: (v.shape, "f") for k, v in model.state_dict().items()}
     arrays = _load_arrays(index, os.path.dirname(index_path), "weights", expected)
     try:

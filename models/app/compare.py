@@ -17,6 +17,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from models.app.build import build_model
 from models.app.data import make_task
 from models.vocab import pad_batch
 from models.app.train import Trainer
@@ -68,7 +69,7 @@ def compare_length(config: CompareConfig, log=print, time_limit: float | None = 
         _, init_rng, train_rng = seeds(c.seed)
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), embed=c.embed, hidden=c.hidden,
                          dec_hidden=c.dec_hidden, attn=c.attn, decoder=decoder, dtype=c.dtype)
-        trainer = Trainer(Seq2Seq(mc, init_rng), data, tc, train_rng)
+        trainer = Trainer(build_model(mc, init_rng), data, tc, train_rng)
         log(f"--- {name} ({decoder} decoder)")
         trainer.run(log=log, time_limit=time_limit)
         results[name] = exact_by_length(trainer.model, data, data.val, trainer.decode_len)
@@ -117,7 +118,7 @@ def compare_scores(config: ScoresConfig, log=print, runs=SCORE_RUNS) -> dict:
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), embed=c.embed, hidden=c.hidden,
                          dec_hidden=2 * c.hidden, attn=c.attn, decoder=decoder, score=score,
                          dtype=c.dtype)
-        model = Seq2Seq(mc, init_rng)
+        model = build_model(mc, init_rng)
         trainer = Trainer(model, data, tc, train_rng)
         log(f"--- {name}")
         started = time.perf_counter()

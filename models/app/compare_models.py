@@ -22,6 +22,7 @@ import numpy as np
 
 import minigrad as mg
 from models.vocab import BOS, pad_batch
+from models.app.build import build_model
 from models.app.compare import exact_by_length
 from models.app.data import TASKS, make_task
 from models.app.train import Trainer
@@ -91,7 +92,7 @@ def compare_models(config: ModelsConfig, log=print, models=MODELS) -> tuple:
     for name, sizes in models:
         _, init_rng, train_rng = seeds(c.seed)
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), dtype=c.dtype, **sizes)
-        trainer = Trainer(Seq2Seq(mc, init_rng), data, tc, train_rng)
+        trainer = Trainer(build_model(mc, init_rng), data, tc, train_rng)
         log(f"--- {name}")
         trainer.run(log=log)
         hist = trainer.state.history

@@ -1,10 +1,12 @@
 """Computation graphs of the model (``python -m models graph``), drawn by ``minigrad.viz``.
 
-* ``gru_step``: one ``GRUCell`` step composed from minigrad ops (``fused=False``: the fused
-  step is a single box), every node with its value and gradient, for L = Σ h'.
+* ``gru_step``: one ``GRUCell`` step, composed from minigrad ops as the core cell is (the
+  fused kernel of ``models/kernels.py`` would be a single box), every node with its value and
+  gradient, for L = Σ h'.
 * ``loss_graph``: a seq2seq training loss, traced through forward and backward, collapsed:
   one box per Module call (``encoder``, ``decoder``) and, inside the opened ``decoder``, one
-  per time step, each with its node count, inputs and outputs.
+  per time step, each with its node count, inputs and outputs. The model is the core one
+  (built without ``models.app.build``'s kernels), so the boxes are the equations' ops.
 """
 from __future__ import annotations
 
@@ -25,11 +27,11 @@ def gru_step(fmt: str = "svg", path=None, input_size: int = 2, hidden: int = 3,
              seed: int = 0) -> str:
     """One GRU step h' = GRU(x, h) for a batch of one, expanded into its ops."""
     rng = np.random.default_rng(seed)
-    cell = GRUCell(input_size, hidden, rng=rng, fused=False)
+    cell = GRUCell(input_size, hidden, rng=rng)
     x = Tensor(rng.standard_normal((1, input_size)), requires_grad=True)   # (B, I)
     h = Tensor(rng.standard_normal((1, hidden)), requires_grad=True)       # (B, H)
     with trace(cell) as tr:
-        (h_next,) = cell(x, (h,))                                          # (B, H)
+        h_next = cell(x, h)                                                # (B, H)
         loss = h_next.sum()
         loss.backward()
     title = "One GRU step: r|z = σ(gi + gh), n = tanh(gi_n + r ⊙ gh_n), h' = n + z ⊙ (h − n)"
@@ -63,7 +65,7 @@ def cmd_graph(a) -> None:
     gru_step(a.fmt, path)
     print(f"wrote {path}")
     rng = np.random.default_rng(a.seed)
-    model = Seq2Seq(ModelConfig(a.vocab, a.vocab, dtype="float32"), rng)  # the default sizes
+    model = Seq2Seq(ModelConfig(a.vocab, a.vocab, dtype="float32"), rng)  # default sizes, core
     src, src_mask, tgt, tgt_mask = demo_batch(rng, a.batch, a.length, a.vocab)
     title = (f"Seq2seq training loss (B={a.batch}, S=T={a.length}, vocab {a.vocab}), "
              f"collapsed: one box per module call and decoder step")

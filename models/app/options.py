@@ -15,7 +15,7 @@ from models.app.data import TASKS
 from models.app.graphs import EXTENSIONS
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
-from models.seq2seq import DECODERS, DTYPES
+from models.config import DECODERS, DTYPES
 
 USAGE = """``python -m models``: train, translate and compare; with no arguments, the main demo.
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from minigrad import optim
 
+from models.app.build import build_model
 from models.app import checkpoint as ckpt, progress
 from models.app.checks import check_state
 from models.app.data import TaskData, make_task
@@ -81,7 +82,7 @@ class Trainer:
         data = make_task(config.task, data_rng, config.n_train, config.n_val,
                          config.min_len, config.max_len)
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), **(model_config or {}))
-        return cls(Seq2Seq(mc, init_rng), data, config, train_rng)
+        return cls(build_model(mc, init_rng), data, config, train_rng)
 
     @classmethod
     def resume(cls, folder) -> "Trainer":

@@ -141,3 +141,19 @@ def test_the_hessian_demo_matches_its_formula_two_ways():
         np.testing.assert_allclose(v["numeric"], v["formula"], atol=1e-8)
         np.testing.assert_allclose(v["formula"].sum(axis=1), 0, atol=1e-15)  # shift invariance
     assert "δ_ij a_j − α_i a_j − a_i α_j" in result.text
+
+
+def test_the_runner_switches_the_kernels_on_for_the_demos_that_train_only():
+    """``run`` is the one place the demos' kernels are switched on; the toy model trains to the
+    same numbers with them, and the graph drawing (which trains nothing) shows the core."""
+    from attention.demos import run
+    from attention.demos.toy import train_toy, weights_of
+    from attention.kernels import FusedAdditiveScore
+    assert sorted(n for n, d in DEMOS.items() if d.trains) == ["000-alignment", "003-temperature",
+                                                                "004-hard"]
+    core, fast = train_toy(3, steps=20), train_toy(3, steps=20, kernels=True)
+    assert type(core.model.score).__name__ == "AdditiveScore"
+    assert type(fast.model.score) is FusedAdditiveScore
+    np.testing.assert_allclose(weights_of(fast.model, fast.example),
+                               weights_of(core.model, core.example), rtol=0, atol=1e-9)
+    assert "α (weights) = softmax" in run("004-graph").text

@@ -5,7 +5,7 @@ import pytest
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        LocalAttention, MultiHeadAttention, ScaledDotScore, attend, masked_softmax,
                        read, scaled_dot_product_attention, score_grad)
-from attention.scores import additive_tanh
+from attention.kernels import additive_tanh
 
 rng = np.random.default_rng(0)
 Q16, KEYS8 = np.zeros((4, 16)), np.zeros((4, 7, 8))

@@ -7,6 +7,7 @@ from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
 from attention import AdditiveScore, Attention, GeneralScore, LocalAttention, masked_softmax
+from attention.kernels import use_kernels
 from attention.masking import window_mask
 from attention_checks import finite, read_inputs
 from minigrad.gradcheck import gradcheck, gradcheck_module
@@ -44,12 +45,14 @@ def test_lower_temperature_sharpens_and_sqrt_d_is_a_temperature():
 @settings(deadline=None, max_examples=8)
 @given(read_inputs(with_t=True), st.integers(0, 2 ** 16), finite(0.3, 3.0),
        st.sampled_from([None, 0, 1, 2]), st.booleans())
-def test_attention_with_temperature_and_window_gradchecks(inputs, seed, T, W, fused):
+def test_attention_with_temperature_and_window_gradchecks(inputs, seed, T, W, kernels):
     scores, values, mask = inputs
     rng = np.random.default_rng(seed)
     B, Tq, S = scores.shape
     score = AdditiveScore(3, values.shape[-1], 3, rng=rng)
-    att = Attention(score, fused=fused, temperature=T, window=W)
+    att = Attention(score, temperature=T, window=W)
+    if kernels:
+        use_kernels(att)
     q = mg.tensor(rng.standard_normal((B, Tq, 3)), requires_grad=True)
     h = mg.tensor(values, requires_grad=True)
     c, w = att(q, h, mask=mask)

@@ -10,7 +10,7 @@ from attention.demos import hard as hard_demo
 from attention.demos import temperature, untrained
 from attention.demos.toy import train_toy
 from attention.hard import hard_read
-from attention.soft import read
+from attention.read import read
 from minigrad.gradcheck import gradcheck, numerical_grad
 from minigrad.tensor import Tensor
 

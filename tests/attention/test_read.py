@@ -1,5 +1,6 @@
-"""The read c = Σ_j α_j h_j: masked softmax, composed ``attend``, fused ``read`` and the
-analytic gradient ``score_grad`` ∂L/∂e_j = α_j g·(h_j − c) (source 004 §7), checked three ways."""
+"""The read c = Σ_j α_j h_j: masked softmax, composed ``attend``, the op ``read`` and the
+analytic gradient ``score_grad`` ∂L/∂e_j = α_j g·(h_j − c) (source 004 §7), checked three ways;
+``read`` differentiated twice."""
 import warnings
 
 import numpy as np
@@ -8,8 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 import minigrad as mg
 from attention import AdditiveScore, Attention, DotScore, attend, masked_softmax, read, score_grad
+from attention.kernels import use_kernels
 from attention_checks import expand_mask, read_inputs
-from minigrad.gradcheck import gradcheck, numerical_grad
+from minigrad.gradcheck import gradcheck, gradgradcheck, numerical_grad
 
 
 def np_softmax(e, mask):
@@ -72,7 +74,7 @@ def test_score_grad_sums_to_zero_and_is_zero_where_masked(inputs, seed):
 
 
 @given(read_inputs(), st.integers(0, 2**32 - 1))
-def test_fused_read_backward_equals_composed(inputs, seed):
+def test_read_backward_equals_composed(inputs, seed):
     scores, values, mask = inputs
     grads = []
     for fn in (read, attend):
@@ -82,8 +84,8 @@ def test_fused_read_backward_equals_composed(inputs, seed):
         loss = (c * rng.normal(size=c.shape)).sum() + (w * rng.normal(size=w.shape)).sum()
         loss.backward()
         grads.append((e.grad, h.grad))
-    for fused, composed in zip(*grads):
-        np.testing.assert_allclose(fused, composed, rtol=0, atol=1e-12)
+    for op, composed in zip(*grads):
+        np.testing.assert_allclose(op, composed, rtol=0, atol=1e-12)
 
 
 def test_read_gradcheck_3d_with_mask():
@@ -127,8 +129,50 @@ def test_float_tensors_of_different_precision_promote_as_numpy_does(fn):
 
 def test_read_is_one_node_for_the_context():
     e = mg.tensor(np.zeros((2, 3)), requires_grad=True)
-    c, _ = read(e, np.ones((2, 3, 4)))
+    c, w = read(e, np.ones((2, 3, 4)))
     assert c._op == "read" and c._parents[0] is e
+    assert w._op == "softmax" and w._parents[0] is e
+
+
+# ---- read is differentiable twice: its VJP is the formula, in the xp form -------------------
+
+@pytest.mark.parametrize("shape", [(2, 4), (2, 3, 4), (2, 2, 3, 4)], ids=["(B,S)", "(B,T,S)",
+                                                                          "(B,h,T,S)"])
+def test_read_gradgradchecks_with_a_mask(shape):
+    rng = np.random.default_rng(5)
+    scores = rng.normal(size=shape)
+    values = rng.normal(size=shape[:-2] + (4, 3) if len(shape) == 4 else (2, 4, 3))
+    mask = np.array([[True, True, False, True], [False] * 4])        # row 1: all masked
+    for out in (0, 1):  # the context and the weights
+        assert gradgradcheck(lambda e, h: read(e, h, mask)[out], [scores, values])
+
+
+def test_read_second_derivatives_equal_the_composed_reads():
+    """∂/∂(e, h) of g·∂L/∂(e, h) for L = Σ c ⊙ w: create_graph through read and through
+    attend give the same Tensors (to 1e-12), and score_grad under create_graph is one of them."""
+    rng = np.random.default_rng(6)
+    scores, values = rng.normal(size=(3, 2, 5)), rng.normal(size=(3, 5, 4))
+    weight, mask = rng.normal(size=(3, 2, 4)), rng.random((3, 5)) < 0.7
+    out = []
+    for fn in (read, attend):
+        e, h = mg.tensor(scores, requires_grad=True), mg.tensor(values, requires_grad=True)
+        c, w = fn(e, h, mask)
+        ge, gh = mg.grad((c * weight).sum() + (w * w).sum(), [e, h], create_graph=True)
+        assert ge.requires_grad and gh.requires_grad
+        second = mg.grad((ge * ge).sum() + (gh * gh).sum(), [e, h])   # through the backward
+        out.append([ge.data, gh.data, *second])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_the_default_attention_module_differentiates_twice():
+    """Attention(AdditiveScore) as a decoder builds it: the core score and ``read``, with a
+    mask that hides every key of example 1."""
+    rng = np.random.default_rng(7)
+    att = Attention(AdditiveScore(3, 4, 5, rng=rng))
+    mask = np.array([[True, True, False, True], [False] * 4])
+    q, keys = rng.normal(size=(2, 3)), rng.normal(size=(2, 4, 4))
+    assert gradgradcheck(lambda q, k: att(q, k, mask=mask)[0], [q, keys])
 
 
 # ---- a query with every key masked: zeros, never NaN, no warning -------------------------
@@ -169,13 +213,13 @@ def test_a_2d_mask_is_key_padding_per_example_even_when_b_equals_t():
         np.testing.assert_array_equal(fn(e, mask[None]).data > 0, np.broadcast_to(mask, e.shape))
 
 
-def test_attention_module_fused_equals_composed_and_projected_is_reused():
+def test_attention_module_equals_score_then_attend_and_projected_is_reused():
     rng = np.random.default_rng(2)
     score = AdditiveScore(3, 4, 5, rng=rng)
     q, keys = rng.normal(size=(2, 3)), rng.normal(size=(2, 6, 4))
     mask = np.array([[True] * 6, [True] * 4 + [False] * 2])
-    c1, w1 = Attention(score, fused=True)(q, keys, mask=mask)
-    c2, w2 = Attention(score, fused=False)(q, keys, mask=mask)
+    c1, w1 = Attention(score)(q, keys, mask=mask)
+    c2, w2 = attend(score(q, keys), keys, mask)
     att = Attention(score)
     c3, w3 = att(q, keys, mask=mask, projected=att.project_keys(keys))
     for c, w in ((c2, w2), (c3, w3)):
@@ -185,8 +229,8 @@ def test_attention_module_fused_equals_composed_and_projected_is_reused():
     assert Attention(DotScore())(rng.normal(size=(2, 4)), keys, values)[0].shape == (2, 7)
 
 
-@pytest.mark.parametrize("fused", [True, False])
-def test_all_masked_row_through_a_score_module_gives_zero_query_and_key_gradients(fused):
+@pytest.mark.parametrize("kernels", [False, True])
+def test_all_masked_row_through_a_score_module_gives_zero_query_and_key_gradients(kernels):
     rng = np.random.default_rng(3)
     score = AdditiveScore(3, 4, 5, rng=rng)
     q = mg.tensor(rng.normal(size=(2, 3)), requires_grad=True)
@@ -194,14 +238,15 @@ def test_all_masked_row_through_a_score_module_gives_zero_query_and_key_gradient
     mask = np.array([[False] * 5, [True] * 5])
     with warnings.catch_warnings(), np.errstate(all="raise"):
         warnings.simplefilter("error")
-        c, w = Attention(score, fused=fused)(q, keys, mask=mask)
+        att = Attention(score)
+        c, w = (use_kernels(att) if kernels else att)(q, keys, mask=mask)
         (c * c).sum().backward()
     assert np.all(c.data[0] == 0) and np.all(w.data[0] == 0)
     assert np.all(q.grad[0] == 0) and np.all(keys.grad[0] == 0)
     assert np.abs(q.grad[1]).max() > 0
 
 
-# ---- what the fusion buys (issue 3 item 3) ---------------------------------------------
+# ---- the graph: read is one node, attend four --------------------------------------------
 
 def graph_ops(t) -> list:
     """The op names of every node that ``t``'s backward visits (leaves excluded)."""
@@ -215,14 +260,11 @@ def graph_ops(t) -> list:
     return ops
 
 
-def test_fused_read_is_one_node_where_the_composed_read_is_four():
-    """What the fusion buys: one node instead of four, so one VJP call and no intermediate
-    (B, 1, S) / (B, 1, D) arrays. Since matmul's VJP also does the outer product α_j g by
-    broadcasting, that is a small gain (benchmarks/bench_read.py at B=64, S=50, D=128, one
-    thread: float32 about 6 % faster, float64 within noise), so this test pins the node count
-    and leaves timing to the benchmark: on a shared 2-core machine a timing test could flake."""
+def test_read_is_one_node_where_the_composed_read_is_four():
+    """read's context is one node whose VJP is the formula; attend's is the softmax, a new
+    query axis, the matmul and the axis taken away again, each with its own VJP."""
     rng = np.random.default_rng(0)
-    e = mg.tensor(rng.normal(size=(64, 50)), requires_grad=True)
-    h = mg.tensor(rng.normal(size=(64, 50, 128)), requires_grad=True)
+    e = mg.tensor(rng.normal(size=(4, 5)), requires_grad=True)
+    h = mg.tensor(rng.normal(size=(4, 5, 3)), requires_grad=True)
     assert graph_ops(read(e, h)[0]) == ["read"]
-    assert sorted(graph_ops(attend(e, h)[0])) == ["expand_dims", "matmul", "softmax", "squeeze"]
+    assert sorted(graph_ops(attend(e, h)[0])) == ["getitem", "getitem", "matmul", "softmax"]

@@ -7,7 +7,7 @@ import pytest
 import minigrad as mg
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore, attend)
-from minigrad.gradcheck import gradcheck, gradcheck_module
+from minigrad.gradcheck import gradcheck_module
 
 B, T, S, DQ, DK, A = 2, 3, 4, 3, 5, 4
 
@@ -129,34 +129,3 @@ def test_float32_stays_float32(name):
     q, h = (x.astype(np.float32) for x in inputs(name, rng, t=T))
     c, w = Attention(m)(q, h)
     assert c.dtype == np.float32 and w.dtype == np.float32
-
-
-# ---- the fused additive score held to the composed one ---------------------------------------
-
-def _forward_and_grads(fn, arrays, seed_grad):
-    """Output and the gradient of every input for ``fn(*leaves).backward(seed_grad)``."""
-    leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
-    out = fn(*leaves)
-    out.backward(seed_grad)
-    return [out.data] + [t.grad for t in leaves]
-
-
-@pytest.mark.parametrize("q_shape", [(3, 4), (3, 2, 4)], ids=["query (B, A)", "queries (B, T, A)"])
-def test_additive_tanh_equals_composed(q_shape):
-    from attention.scores import _additive, additive_tanh
-    rng = np.random.default_rng(len(q_shape))
-    arrays = [rng.standard_normal(q_shape), rng.standard_normal((3, 5, 4)), rng.standard_normal(4)]
-    g = rng.standard_normal(q_shape[:-1] + (5,))
-    fused = _forward_and_grads(additive_tanh, arrays, g)
-    composed = _forward_and_grads(lambda q, k, v: _additive(q, k, v, "tanh"), arrays, g)
-    for i, (a, b) in enumerate(zip(fused, composed)):
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"output/gradient {i}")
-
-
-@pytest.mark.parametrize("q_shape", [(2, 3), (2, 2, 3)])
-def test_additive_tanh_gradcheck(q_shape):
-    from attention.scores import additive_tanh
-    rng = np.random.default_rng(5)
-    arrays = [rng.standard_normal(q_shape), rng.standard_normal((2, 4, 3)), rng.standard_normal(3)]
-    assert gradcheck(additive_tanh, arrays, full_jacobian=True)
-

@@ -1,9 +1,17 @@
 """The READMEs read as data: sections, code blocks, shell transcripts and the facts of the prose.
 
+The documents are the entrance, README.md, and the guides beside the code (a README.md in each
+package, the CLI's manual in models/app/), each with its Chinese twin, README.zh-CN.md, in the
+same folder: `TWINS` lists them. A twin may translate only a part of its English file (the
+section under one heading, with its subsections): benchmarks/README.zh-CN.md translates the
+"How fast" section that used to be in the entrance; its text before the first heading is a
+preface of its own.
+
 A README is cut into sections at its headings (the text before the first heading is section 0).
 Each section keeps its heading level, its fenced and indented code blocks (verbatim), and its
 prose: everything else, tables included. From the prose come the facts that a translation must
-keep: the numbers, the inline code spans, the link targets and the count of table rows.
+keep: the numbers, the inline code spans, the link targets (a link to a Chinese twin counts as
+a link to its English file) and the count of table rows.
 """
 import re
 from collections import Counter
@@ -13,6 +21,28 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ENGLISH, CHINESE = ROOT / "README.md", ROOT / "README.zh-CN.md"
 GLOSSARY_HEADING = "## 术语表"  # the Chinese README's own last section, with no English twin
+
+
+def rel(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@dataclass(frozen=True)
+class Twin:
+    english: Path
+    chinese: Path
+    part: str = ""  # the English heading the Chinese file translates; "" for the whole file
+
+    def name(self) -> str:
+        return rel(self.english)
+
+
+TWINS = [Twin(ENGLISH, CHINESE)] + [
+    Twin(ROOT / folder / "README.md", ROOT / folder / "README.zh-CN.md")
+    for folder in ("minigrad", "attention", "models", "models/app")] + [
+    Twin(ROOT / "benchmarks" / "README.md", ROOT / "benchmarks" / "README.zh-CN.md", part="How fast")]
+GUIDES = [t.english for t in TWINS[1:]]
+
 
 FENCE = re.compile(r"^(```+)\s*(\S*)\s*$")
 HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
@@ -28,6 +58,10 @@ class CodeBlock:
     lang: str      # "python", "sh", "" (plain); "indented" for a 4-space block
     text: str
     line: int      # 1-based line of the block's first line in the file
+    path: Path = None
+
+    def where(self) -> str:
+        return f"{rel(self.path)}:{self.line}"
 
 
 @dataclass
@@ -44,7 +78,7 @@ class Section:
         text = "\n".join([self.heading] + self.prose)
         spans = {" ".join(m.group(2).split()) for m in INLINE_CODE.finditer(text)}
         bare = INLINE_CODE.sub(" ", text)
-        links = {t for t in LINK.findall(bare) if not t.startswith("README")}
+        links = {t.replace("README.zh-CN.md", "README.md") for t in LINK.findall(bare)}
         bare = LINK.sub(" ", bare)
         return {"numbers": sorted(Counter(NUMBER.findall(bare)).elements()),
                 "inline code": sorted(spans), "links": sorted(links),
@@ -61,7 +95,7 @@ def sections(path: Path) -> list:
         if fence:
             end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith(fence.group(1))
                        and not lines[j].strip("`").strip())
-            sec.code.append(CodeBlock(fence.group(2), "\n".join(lines[i + 1:end]), i + 1))
+            sec.code.append(CodeBlock(fence.group(2), "\n".join(lines[i + 1:end]), i + 1, path))
             i = end + 1
             continue
         if line.startswith("    ") and (i == 0 or not lines[i - 1].strip()) and \
@@ -71,7 +105,8 @@ def sections(path: Path) -> list:
                 end += 1
             while not lines[end - 1].strip():
                 end -= 1
-            sec.code.append(CodeBlock("indented", "\n".join(l[4:] for l in lines[i:end]), i + 1))
+            sec.code.append(CodeBlock("indented", "\n".join(l[4:] for l in lines[i:end]), i + 1,
+                                      path))
             i = end
             continue
         heading = HEADING.match(line)
@@ -81,6 +116,21 @@ def sections(path: Path) -> list:
             sec.prose.append(line)
         i += 1
     return out
+
+
+def twin_sections(twin: Twin):
+    """(English sections, Chinese sections) that must say the same, in order. For a whole-file
+    twin, all of both; for a part, the English section headed `part` and its subsections, and
+    the Chinese file after its preface."""
+    english, chinese = sections(twin.english), sections(twin.chinese)
+    if chinese and "#" * chinese[-1].level + " " + chinese[-1].heading == GLOSSARY_HEADING:
+        chinese = chinese[:-1]  # the entrance's glossary: its own, with no English twin
+    if not twin.part:
+        return english, chinese
+    start = next(i for i, s in enumerate(english) if s.heading == twin.part)
+    end = next((i for i in range(start + 1, len(english))
+                if english[i].level <= english[start].level), len(english))
+    return english[start:end], chinese[1:]
 
 
 def _in_list(prose: list) -> bool:

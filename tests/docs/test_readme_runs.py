@@ -1,5 +1,9 @@
-"""Both READMEs stay true: their Python runs, and their shell transcripts are what the commands
-print today.
+"""The READMEs stay true: the entrance's and the guides' Python runs, and their shell transcripts
+are what the commands print today.
+
+The documents are those of `TWINS` (readme_blocks.py): README.md and the guides beside the code,
+each with its Chinese twin; of benchmarks/README.md only the part its twin translates (its other
+transcripts are timings, measured by hand).
 
 The rules:
 
@@ -22,10 +26,10 @@ The rules:
   Everything else (losses, accuracies, weights, heatmaps, paths relative to the folder) is
   deterministic and compared as printed. The exit status is not checked: a failing exercise
   check exits 1 on purpose.
-- Output shown without a "$ " line (the sort run and compare-length in the CLI section, a
+- Output shown without a "$ " line (the sort run and compare-length in the CLI's manual, a
   minute and 20 s of training) is not a transcript and is not run here.
-- A block that appears verbatim in both READMEs runs once (test_readme_parity.py checks that
-  the two files have the same blocks); its test id names every place it appears.
+- A block that appears verbatim in a README and its twin runs once (test_readme_parity.py checks
+  that the two files have the same blocks); its test id names every place it appears.
 """
 import contextlib
 import io
@@ -36,9 +40,7 @@ from pathlib import Path
 
 import pytest
 
-from readme_blocks import CHINESE, ENGLISH, ROOT, sections, transcript
-
-READMES = [ENGLISH, CHINESE]
+from readme_blocks import ROOT, TWINS, transcript, twin_sections
 SLOW = "python -m models"  # the main demo trains a model (about 10 s)
 DURATION = re.compile(r"\b\d+:\d\d(?::\d\d)?\b")
 RATE = re.compile(r" +\d+ ex/s")
@@ -46,13 +48,14 @@ PROGRESS = re.compile(r"^  epoch +\d+ batch +\d+/\d+ ")
 
 
 def unique_blocks(lang=None, transcripts=False):
-    """[(block, "README.md:12,README.zh-CN.md:14")] with each distinct text once."""
+    """[(block, "attention/README.md:12,attention/README.zh-CN.md:14")] with each distinct text
+    once."""
     seen = {}
-    for path in READMES:
-        for block in (b for s in sections(path) for b in s.code):
+    for twin in TWINS:
+        for block in (b for half in twin_sections(twin) for s in half for b in s.code):
             is_transcript = transcript(block) is not None
             if (transcripts and is_transcript) or (not transcripts and block.lang == lang):
-                seen.setdefault(block.text, [block, []])[1].append(f"{path.name}:{block.line}")
+                seen.setdefault(block.text, [block, []])[1].append(block.where())
     return [pytest.param(b, marks=_marks(b), id=",".join(where)) for b, where in seen.values()]
 
 
@@ -65,7 +68,7 @@ def _marks(block):
 def test_python_block_runs(block, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(block.text, f"README line {block.line}", "exec"), {"__name__": "__readme__"})
+        exec(compile(block.text, f"{block.where()} (a README block)", "exec"), {"__name__": "__readme__"})
 
 
 def normalise(lines):
@@ -125,7 +128,7 @@ def test_transcript_is_what_the_command_prints(block, tmp_path):
         shown = normalise(step.output)
         same = matches(shown, printed)
         assert same, (
-            f"README line {block.line}: `$ {step.command}` prints today:\n" + "\n".join(printed)
+            f"{block.where()}: `$ {step.command}` prints today:\n" + "\n".join(printed)
             + "\n\nbut the README shows:\n" + "\n".join(shown))
 
 

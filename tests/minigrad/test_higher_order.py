@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from attention import attend, read
+from attention.kernels import use_kernels as attention_kernels
 from attention.scores import AdditiveScore
-from attention.soft import attend, read
 from minigrad import functional as F
 from minigrad.gradcheck import GradcheckError, first_derivative, gradcheck, gradgradcheck
+from models.kernels import use_kernels as model_kernels
 from models.recurrent import GRUCell
 
 RNG = np.random.default_rng(7)
@@ -166,54 +168,47 @@ def test_third_derivatives_of_softmax_logsumexp_and_max():
     assert third_order_check(f, [x])
 
 
-# ---- the fused kernels: refused under create_graph, composed versions work --------------------------
+# ---- the core differentiates twice; the kernels refuse create_graph, naming the core ----------
 
-def test_fused_gru_step_refuses_create_graph_and_the_composed_cell_works():
-    fused = GRUCell(3, 4, rng=np.random.default_rng(0))
-    x = mg.tensor(RNG.standard_normal((2, 3)), requires_grad=True)
-    (h,) = fused(x)                                           # the state is a tuple
-    with pytest.raises(RuntimeError, match=r"op 'gru_step' can be differentiated only once.*"
-                                           r"GRUCell\(fused=False\)"):
-        mg.grad(h.sum(), [x], create_graph=True)
-    mg.grad(fused(x)[0].sum(), [x])                           # first order still works
-    composed = GRUCell(3, 4, rng=np.random.default_rng(0), fused=False)
+def test_the_core_gru_cell_differentiates_twice_and_its_kernel_refuses():
+    cell = GRUCell(3, 4, rng=np.random.default_rng(0))
     h0 = RNG.standard_normal((2, 4))
-    assert gradgradcheck(lambda x, h: composed(x, (h,))[0], [RNG.standard_normal((2, 3)), h0])
+    assert gradgradcheck(lambda x, h: cell(x, h), [RNG.standard_normal((2, 3)), h0])
+    fused = model_kernels(GRUCell(3, 4, rng=np.random.default_rng(0)))
+    x = mg.tensor(RNG.standard_normal((2, 3)), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"op 'gru_step' can be differentiated only once"):
+        mg.grad(fused(x).sum(), [x], create_graph=True)
+    mg.grad(fused(x).sum(), [x])                              # first order still works
 
 
-def test_fused_read_refuses_create_graph_and_attend_works():
-    e = mg.tensor(RNG.standard_normal((2, 5)), requires_grad=True)
-    h = mg.tensor(RNG.standard_normal((2, 5, 3)), requires_grad=True)
-    context, weights = read(e, h)
-    with pytest.raises(RuntimeError, match=r"op 'read' can be differentiated only once.*attend"):
-        mg.grad(context.sum(), [e], create_graph=True)
-    (g,) = mg.grad(weights[:, 0].sum(), [e], create_graph=True)   # the weights node can
-    assert g.requires_grad
-    assert gradgradcheck(lambda e, h: attend(e, h)[0], [e.data, h.data])
+def test_read_differentiates_twice_like_attend():
+    e, h = RNG.standard_normal((2, 5)), RNG.standard_normal((2, 5, 3))
+    assert gradgradcheck(lambda e, h: read(e, h)[0], [e, h])
+    assert gradgradcheck(lambda e, h: attend(e, h)[0], [e, h])
 
 
-def test_fused_additive_score_refuses_create_graph_and_the_composed_score_works():
+def test_the_core_additive_score_differentiates_twice_and_its_kernel_refuses():
     kw = dict(rng=np.random.default_rng(1))
     q, k = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 4, 5))
-    score = AdditiveScore(3, 5, 6, **kw)
+    core = AdditiveScore(3, 5, 6, **kw)
+    assert gradgradcheck(lambda q, k: core(q, k), [q, k])
+    score = attention_kernels(AdditiveScore(3, 5, 6, **kw))
     qt = mg.tensor(q, requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"op 'additive_tanh'.*AdditiveScore\(fused=False\)"):
+    with pytest.raises(RuntimeError, match=r"op 'additive_tanh'.*AdditiveScore"):
         mg.grad(score(qt, k).sum(), [qt], create_graph=True)
-    composed = AdditiveScore(3, 5, 6, fused=False, **kw)
-    assert gradgradcheck(lambda q, k: composed(q, k), [q, k])
 
 
-def test_fused_layer_norm_and_gelu_refuse_create_graph_and_their_compositions_work():
-    from minigrad.nn_ops import GELU_A, GELU_C, gelu, layer_norm, layer_norm_composed
+def test_layer_norm_and_gelu_differentiate_twice_and_their_kernels_refuse():
+    from minigrad.kernels import fused_gelu, fused_layer_norm
+    from minigrad.nn_ops import gelu, layer_norm
     x = mg.tensor(RNG.standard_normal((2, 4)), requires_grad=True)
     with pytest.raises(RuntimeError, match=r"op 'layer_norm' can be differentiated only once.*"
-                                           r"layer_norm_composed"):
-        mg.grad(layer_norm(x).sum(), [x], create_graph=True)
-    with pytest.raises(RuntimeError, match=r"op 'gelu' can be differentiated only once.*"
-                                           r"GELU_C \* \(x \+ GELU_A \* x \*\* 3\)"):
-        mg.grad(gelu(x).sum(), [x], create_graph=True)
-    assert gradgradcheck(lambda x: layer_norm_composed(x), [x.data])
-    assert gradgradcheck(lambda x: 0.5 * x * (1 + mg.tanh(GELU_C * (x + GELU_A * x ** 3))), [x.data])
+                                           r"nn_ops.layer_norm"):
+        mg.grad(fused_layer_norm(x).sum(), [x], create_graph=True)
+    with pytest.raises(RuntimeError, match=r"op 'gelu' can be differentiated only once.*nn_ops.gelu"):
+        mg.grad(fused_gelu(x).sum(), [x], create_graph=True)
+    assert gradgradcheck(lambda x: layer_norm(x), [x.data])
+    assert gradgradcheck(gelu, [x.data])
 
 
 def test_gradgradcheck_catches_a_vjp_that_drops_the_graph():

@@ -1,4 +1,5 @@
-"""layer_norm and gelu: forward against NumPy, the fused op against its composition,
+"""layer_norm and gelu (composed, the core): forward against NumPy, the kernels' fused ops
+against them to 1e-12 (``minigrad.kernels``),
 float64 gradchecks over Hypothesis-drawn shapes (weight and bias broadcast over the leading
 axes), float32 end to end, and clear errors."""
 from __future__ import annotations
@@ -12,7 +13,8 @@ from hypothesis import given
 import minigrad as mg
 from minigrad.gradcheck import gradcheck
 from minigrad.nn import LayerNorm
-from minigrad.nn_ops import gelu, layer_norm, layer_norm_composed
+from minigrad.kernels import FusedLayerNorm, fused_gelu, fused_layer_norm, use_core, use_kernels
+from minigrad.nn_ops import gelu, layer_norm
 
 SHAPES = hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5)
 
@@ -30,16 +32,39 @@ def test_layer_norm_forward_matches_numpy(shape, data):
 
 
 @given(shape=SHAPES, data=st.data())
-def test_layer_norm_fused_equals_composed_forward_and_backward(shape, data):
+def test_layer_norm_kernel_equals_core_forward_and_backward(shape, data):
     x, w, b, g = (values(data, s) for s in (shape, shape[-1:], shape[-1:], shape))
+    x = x + np.linspace(0, 1, shape[-1])  # keep σ² away from 0, where 1/√ε magnifies rounding
     grads = []
-    for fn in (layer_norm, layer_norm_composed):
+    for fn in (fused_layer_norm, layer_norm):
         leaves = [mg.tensor(a, requires_grad=True) for a in (x, w, b)]
         out = fn(*leaves)
         out.backward(g)
         grads.append([out.data] + [leaf.grad for leaf in leaves])
     for fused, composed in zip(*grads):
-        np.testing.assert_allclose(fused, composed, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(fused, composed, rtol=1e-12, atol=1e-12)
+
+
+@given(shape=SHAPES, data=st.data())
+def test_gelu_kernel_equals_core_forward_and_backward(shape, data):
+    x, g = values(data, shape), values(data, shape)
+    results = []
+    for fn in (fused_gelu, gelu):
+        leaf = mg.tensor(x, requires_grad=True)
+        out = fn(leaf)
+        out.backward(g)
+        results.append((out.data, leaf.grad))
+    for fused, composed in zip(*results):
+        np.testing.assert_allclose(fused, composed, rtol=1e-12, atol=1e-12)
+
+
+def test_use_kernels_swaps_layer_norm_and_use_core_swaps_it_back():
+    ln = LayerNorm(4)
+    x = np.random.default_rng(0).standard_normal((2, 4))
+    core = ln(x).data
+    assert type(use_kernels(ln)) is FusedLayerNorm and ln(x)._op == "layer_norm"
+    np.testing.assert_allclose(ln(x).data, core, rtol=1e-12, atol=1e-12)
+    assert type(use_core(ln)) is LayerNorm and ln(x)._op != "layer_norm"
 
 
 @given(shape=SHAPES, data=st.data(), affine=st.booleans())
@@ -66,7 +91,8 @@ def test_gelu_is_close_to_x_times_normal_cdf():
 
 
 @pytest.mark.parametrize("fn", [lambda x: layer_norm(x, np.ones(4, np.float32), np.zeros(4, np.float32)),
-                                gelu])
+                                lambda x: fused_layer_norm(x, np.ones(4, np.float32), np.zeros(4, np.float32)),
+                                gelu, fused_gelu])
 def test_float32_stays_float32(fn):
     x = mg.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32),
                   requires_grad=True)

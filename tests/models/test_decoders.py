@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from models.kernels import use_kernels
 from models.vocab import BOS, PAD
 from models.seq2seq import ModelConfig, decoder_inputs
 from model_helpers import batch, gradcheck_params, tiny_model
@@ -79,7 +80,7 @@ def test_bahdanau_ordering_by_hand():
     alpha /= alpha.sum(1, keepdims=True)
     c1 = np.einsum("bs,bsk->bk", alpha, h)
     x = np.concatenate([d.embedding.weight.data[np.full(2, BOS)], c1], axis=1)
-    (s1,) = (p.data for p in d.cell(mg.tensor(x), (mg.tensor(s0),)))
+    s1 = d.cell(mg.tensor(x), mg.tensor(s0)).data
     want = np.concatenate([s1, c1], 1) @ d.out.weight.data.T + d.out.bias.data
     np.testing.assert_allclose(alignment[:, 0], alpha, atol=1e-12)
     np.testing.assert_allclose(logits.data[:, 0], want, atol=1e-12)
@@ -95,7 +96,7 @@ def test_luong_ordering_by_hand():
     h, m = model.encoder(src, src_mask).annotations.data, src_mask
     s0 = np.tanh((h.sum(1) / m.sum(1, keepdims=True)) @ d.init.weight.data.T + d.init.bias.data)
     x = np.concatenate([d.embedding.weight.data[np.full(2, BOS)], np.zeros((2, 4))], axis=1)
-    (s1,) = (p.data for p in d.cell(mg.tensor(x), (mg.tensor(s0),)))
+    s1 = d.cell(mg.tensor(x), mg.tensor(s0)).data
     e = np.where(m, np.einsum("bk,bsk->bs", s1, h), -np.inf)
     alpha = np.exp(e - e.max(1, keepdims=True))
     alpha /= alpha.sum(1, keepdims=True)
@@ -108,8 +109,8 @@ def test_luong_ordering_by_hand():
 
 def test_plain_ordering_by_hand():
     """c = [→h_{S_b}; ←h_1]; s_0 = tanh(W_init c + b_init); s_1 = GRU([E y_0; c], s_0);
-    logits_1 = W_o [s_1; c] + b_o. The context keeps c and the per-batch product W_ih^c c
-    (gi_c), and nothing an attention decoder needs."""
+    logits_1 = W_o [s_1; c] + b_o. The context keeps c, and nothing an attention decoder needs
+    (the kernel's context adds the per-batch product W_ih^c c, gi_c)."""
     model = tiny_model(decoder="plain")
     src, src_mask, tgt, _ = batch()
     logits, _ = model(src, tgt, src_mask)
@@ -118,12 +119,14 @@ def test_plain_ordering_by_hand():
     c = encoded.final.data
     s0 = np.tanh(c @ d.init.weight.data.T + d.init.bias.data)
     x = np.concatenate([d.embedding.weight.data[np.full(2, BOS)], c], axis=1)
-    (s1,) = (p.data for p in d.cell(mg.tensor(x), (mg.tensor(s0),)))
+    s1 = d.cell(mg.tensor(x), mg.tensor(s0)).data
     want = np.concatenate([s1, c], 1) @ d.out.weight.data.T + d.out.bias.data
     np.testing.assert_allclose(logits.data[:, 0], want, atol=1e-12)
     _, ctx = d.start(encoded)
-    E = d.embedding.weight.shape[1]
     np.testing.assert_array_equal(ctx.c.data, c)
+    assert ctx._fields == ("c",)
+    _, ctx = use_kernels(d).start(encoded)
+    E = d.embedding.weight.shape[1]
     np.testing.assert_allclose(ctx.gi_c.data, c @ d.cell.weight_ih.data[:, E:].T, atol=1e-12)
     assert set(ctx._fields) == {"table", "c", "gi_c"}
 

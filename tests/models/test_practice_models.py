@@ -60,8 +60,7 @@ def test_luong_plain_form_is_the_default_by_hand():
     logits, alignment = model(src, tgt, src_mask)
     h, m = model.encoder(src, src_mask).annotations.data, src_mask
     s0 = np.tanh((h.sum(1) / m.sum(1, keepdims=True)) @ d.init.weight.data.T + d.init.bias.data)
-    (s1,) = (p.data for p in d.cell(mg.tensor(d.embedding.weight.data[np.full(2, BOS)]),
-                                     (mg.tensor(s0),)))
+    s1 = d.cell(mg.tensor(d.embedding.weight.data[np.full(2, BOS)]), mg.tensor(s0)).data
     e = np.where(m, np.einsum("bk,bsk->bs", s1, h), -np.inf)
     alpha = np.exp(e - e.max(1, keepdims=True))
     alpha /= alpha.sum(1, keepdims=True)

@@ -1,5 +1,6 @@
-"""GRUCell and LSTMCell: PyTorch's equations and layout, checked against NumPy written from the
-formulas, and gradchecked in float64."""
+"""GRUCell and LSTMCell: PyTorch's equations, layout and calls (``h = gru(x, h)``,
+``h, c = lstm(x, (h, c))``), checked against NumPy written from the formulas, gradchecked in
+float64, and differentiable twice."""
 import numpy as np
 import pytest
 
@@ -54,7 +55,8 @@ def test_gru_matches_equations(reset_after):
     rng = np.random.default_rng(1)
     cell = GRUCell(5, 4, reset_after=reset_after, rng=rng)
     x, h = rng.standard_normal((3, 5)), rng.standard_normal((3, 4))
-    (out,) = cell(mg.tensor(x), (mg.tensor(h),))
+    out = cell(mg.tensor(x), mg.tensor(h))
+    assert isinstance(out, mg.Tensor)
     np.testing.assert_allclose(out.data, gru_reference(x, h, cell, reset_after), rtol=1e-12, atol=1e-14)
 
 
@@ -64,7 +66,7 @@ def test_reset_before_and_after_differ():
     a = GRUCell(3, 4, reset_after=True, rng=np.random.default_rng(0))
     b = GRUCell(3, 4, reset_after=False, rng=np.random.default_rng(0))
     x, h = mg.tensor(rng.standard_normal((2, 3))), mg.tensor(rng.standard_normal((2, 4)))
-    assert not np.allclose(a(x, (h,))[0].data, b(x, (h,))[0].data)
+    assert not np.allclose(a(x, h).data, b(x, h).data)
 
 
 def test_lstm_matches_equations():
@@ -77,34 +79,42 @@ def test_lstm_matches_equations():
     np.testing.assert_allclose(c2.data, rc, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
-def test_zero_state_default(Cell):
-    cell = Cell(2, 3, rng=np.random.default_rng(0))
+def test_a_state_left_out_is_zeros():
     x = mg.tensor(np.ones((2, 2)))
-    default, zero = cell(x), cell(x, cell.zero_state(2))
-    assert len(default) == len(zero) == len(cell.parts)
-    for a, b in zip(default, zero):
+    gru = GRUCell(2, 3, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(gru(x).data, gru(x, mg.tensor(np.zeros((2, 3)))).data)
+    lstm = LSTMCell(2, 3, rng=np.random.default_rng(0))
+    zeros = (mg.tensor(np.zeros((2, 3))), mg.tensor(np.zeros((2, 3))))
+    for a, b in zip(lstm(x), lstm(x, zeros)):
         np.testing.assert_array_equal(a.data, b.data)
 
 
-@pytest.mark.parametrize("Cell, parts", [(GRUCell, 1), (LSTMCell, 2)])
-def test_every_cell_takes_and_returns_its_state_as_a_tuple_with_h_first(Cell, parts):
-    """One interface: step(gi, state) -> state, a tuple of (B, H) tensors; initial_state(h_0)
-    puts h_0 first and zeros in any other part."""
-    cell = Cell(2, 3, rng=np.random.default_rng(0))
-    h0 = mg.tensor(np.full((4, 3), 0.5))
-    state = cell.initial_state(h0)
-    assert isinstance(state, tuple) and len(state) == parts and state[0] is h0
-    assert all(np.all(p.data == 0) for p in state[1:])
-    new = cell.step(cell.project_input(mg.tensor(np.ones((4, 2)))), state)
-    assert isinstance(new, tuple) and [p.shape for p in new] == [(4, 3)] * parts
-
-
 @pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
-def test_a_bare_tensor_for_a_state_is_refused(Cell):
+def test_a_call_is_the_step_on_the_projected_input(Cell):
+    """cell(x, state) = cell.step(W_ih x + b_ih, state): what a kernel that knows the projection
+    already (models/kernels.py) calls."""
     cell = Cell(2, 3, rng=np.random.default_rng(0))
-    with pytest.raises(TypeError, match=rf"^{Cell.__name__}: state must be the tuple \(h"):
-        cell(mg.tensor(np.ones((1, 2))), mg.tensor(np.ones((1, 3))))
+    rng = np.random.default_rng(1)
+    x = mg.tensor(rng.standard_normal((4, 2)))
+    h = mg.tensor(rng.standard_normal((4, 3)))
+    state = h if Cell is GRUCell else (h, mg.tensor(rng.standard_normal((4, 3))))
+    gi = x.data @ cell.weight_ih.data.T + cell.bias_ih.data                  # (B, G)
+    a, b = cell(x, state), cell.step(mg.tensor(gi), state)
+    for p, q in zip(*((a, b) if Cell is LSTMCell else ((a,), (b,)))):
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-13, atol=1e-15)
+
+
+@pytest.mark.parametrize("Cell, state, message", [
+    (GRUCell, lambda h: (h,), r"^GRUCell: the state must be h, one tensor \(B, H\), as in "
+                              r"torch.nn.GRUCell; got a tuple of 1"),
+    (LSTMCell, lambda h: h, r"^LSTMCell: the state must be the tuple \(h, c\), as in "
+                            r"torch.nn.LSTMCell; got Tensor"),
+    (LSTMCell, lambda h: (h,), r"^LSTMCell: the state must be the tuple \(h, c\).*a tuple of 1"),
+])
+def test_a_state_of_the_wrong_form_is_refused(Cell, state, message):
+    cell = Cell(2, 3, rng=np.random.default_rng(0))
+    with pytest.raises(TypeError, match=message):
+        cell(mg.tensor(np.ones((1, 2))), state(mg.tensor(np.ones((1, 3)))))
 
 
 @pytest.mark.parametrize("reset_after", [True, False])
@@ -115,8 +125,7 @@ def test_gru_gradcheck(reset_after):
 
     def f(x, h, w_ih, w_hh, b_ih, b_hh):
         cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh = w_ih, w_hh, b_ih, b_hh
-        (h2,) = cell(x, (h,))
-        return h2  # (B, H): gradcheck projects it onto random directions
+        return cell(x, h)  # h' (B, H): gradcheck projects it onto random directions: gradcheck projects it onto random directions
 
     params = [p.data.copy() for p in (cell.weight_ih, cell.weight_hh, cell.bias_ih, cell.bias_hh)]
     assert gradcheck(f, [x, h] + params)
@@ -138,7 +147,7 @@ def test_lstm_gradcheck():
 
 def test_float32_stays_float32():
     cell = GRUCell(3, 2, rng=np.random.default_rng(0), dtype=np.float32)
-    (out,) = cell(mg.tensor(np.ones((2, 3), np.float32)))
+    out = cell(mg.tensor(np.ones((2, 3), np.float32)))
     assert out.dtype == np.float32
     out.sum().backward()
     assert all(p.grad.dtype == np.float32 for p in cell.parameters())
@@ -149,10 +158,41 @@ def test_shape_errors_name_the_role():
     with pytest.raises(ValueError, match="input_size=3"):
         cell(mg.tensor(np.ones((2, 4))))
     with pytest.raises(ValueError, match="hidden_size=2"):
-        cell(mg.tensor(np.ones((2, 3))), (mg.tensor(np.ones((2, 5))),))
+        cell(mg.tensor(np.ones((2, 3))), mg.tensor(np.ones((2, 5))))
+    with pytest.raises(ValueError, match="LSTMCell: c of shape .* hidden_size=2"):
+        LSTMCell(3, 2)(mg.tensor(np.ones((2, 3))), (mg.tensor(np.ones((2, 2))),
+                                                    mg.tensor(np.ones((2, 4)))))
 
 
 @pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
 def test_a_seed_for_rng_is_refused_with_the_cells_name(Cell):
     with pytest.raises(TypeError, match=rf"^{Cell.__name__}: rng must be an np\.random\.Generator"):
         Cell(3, 2, rng=0)
+
+
+@pytest.mark.parametrize("Cell", [GRUCell, LSTMCell])
+def test_the_cells_can_be_differentiated_twice(Cell):
+    """The default cells are composed from primitives: grad(create_graph=True) gives a
+    differentiable gradient, and differentiating (∂L/∂W_hh)·u again matches finite differences
+    of the first gradient."""
+    rng = np.random.default_rng(6)
+    cell = Cell(3, 2, rng=rng)
+    x, h = mg.tensor(rng.standard_normal((2, 3))), mg.tensor(rng.standard_normal((2, 2)))
+    state = h if Cell is GRUCell else (h, mg.tensor(rng.standard_normal((2, 2))))
+    W = cell.weight_hh
+    u, v = rng.standard_normal(W.shape), rng.standard_normal(W.shape)
+
+    def loss():  # L = Σ h'²
+        out = cell(x, state)
+        h_new = out if Cell is GRUCell else out[0]
+        return (h_new * h_new).sum()
+
+    g = mg.grad(loss(), W, create_graph=True)                            # a Tensor
+    hvp = mg.grad((g * u).sum(), W)                                      # ∂/∂W [(∂L/∂W)·u]
+    eps, W0 = 1e-6, W.data.copy()
+    W.data = W0 + eps * v
+    plus = np.sum(mg.grad(loss(), W) * u)
+    W.data = W0 - eps * v
+    minus = np.sum(mg.grad(loss(), W) * u)
+    W.data = W0
+    np.testing.assert_allclose(np.sum(hvp * v), (plus - minus) / (2 * eps), rtol=1e-6, atol=1e-9)

@@ -1,6 +1,6 @@
 """minigrad.viz on the seq2seq model: parameters named by attribute path, a gradient on every
-node, one group per Module call and decoder step, and collapsing/expanding that keeps every
-edge between groups."""
+node, one group per Module call and decoder step (the viewer finds both itself: the models do
+not import it), and collapsing/expanding that keeps every edge between groups."""
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -34,8 +34,12 @@ def test_parameters_are_named_and_every_node_has_its_gradient(traced):
     out_w = next(n for n in graph.nodes if n.title == "decoder.out.weight")
     assert out_w.lines[-1] == f"grad min {w.grad.min():.4g} mean {w.grad.mean():.4g} max {w.grad.max():.4g}"
     scopes = {n.scope for n in graph.nodes}
-    assert ("decoder", "step 2", "decoder.attention") in scopes
-    assert ("encoder", "backward 0") in scopes
+    assert ("decoder", "step 2", "decoder.attention") in scopes     # the decoder's step calls
+    assert ("decoder", "step 2", "decoder.cell") in scopes
+    calls = [""] + [f"#{k}" for k in range(1, 4)]                   # S = 4 calls of each cell
+    assert {("encoder", f"encoder.{cell}{k}") for cell in ("forward_cell", "backward_cell")
+            for k in calls} <= scopes
+    assert not any("step" in vars(m) for m in model.modules())      # the trace has left
 
 
 @pytest.mark.parametrize("depth, expand", [(1, ()), (1, ["decoder"]), (2, ()),
@@ -86,3 +90,11 @@ def test_the_gru_step_is_drawn_expanded_with_every_gradient():
         assert op in text
     body = [l for l in text.splitlines() if l[2:3] == "n"]
     assert len(body) > 15 and all("grad" in l for l in body)
+
+
+def test_the_models_do_not_import_the_viewer():
+    """Scopes come from Module calls, recorded by minigrad.viz itself (only models/app draws)."""
+    import pathlib
+    import models
+    for path in pathlib.Path(models.__file__).parent.glob("*.py"):
+        assert "minigrad.viz" not in path.read_text(), path.name

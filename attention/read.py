@@ -1,0 +1,60 @@
+"""The attention read  c = Σ_j α_j h_j,  α = masked softmax(e),  and its analytic gradient.
+
+Shape letters: B batch, T queries, S source positions, D value width. Scores e (B, [T,] S)
+read values h (B, S, D) into a context c (B, [T,] D); with heads, an axis h follows B.
+
+Backward, with g = ∂L/∂c (source 004 §7). Softmax's Jacobian is ∂α_k/∂e_j = α_k(δ_kj − α_j):
+
+    ∂c/∂e_j = Σ_k α_k(δ_kj − α_j) h_k = α_j (h_j − c),    so    ∂L/∂e_j = α_j g·(h_j − c),
+
+and c is linear in h:  ∂L/∂h_j = α_j g  (Σ_t α_tj g_t for T queries). A masked j has α_j = 0
+and gets exactly 0; Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0, so a shift of all scores changes
+nothing; a query whose every key is masked has α = 0, reads c = 0 and passes back zeros.
+
+Precondition: values at masked positions are finite. Their weight is 0, but 0 · inf = NaN, so
+(as in PyTorch) zeroing them is the caller's job; when c is not finite the entry checks it.
+
+``attend`` is the read composed from minigrad ops (autograd derives its backward); ``read`` is
+one op whose VJP is the formula in the ``xp`` form (minigrad/xp.py), so both differentiate again.
+"""
+from attention.checks import check_masked_values, read_inputs, score_grad_inputs
+from minigrad import functional as F
+from minigrad.tensor import Tensor
+
+
+def weighted_sum(weights, values):
+    """c = Σ_j α_j h_j = α @ h, arrays or Tensors: (B, [T,] S) with (B, S, D) -> (B, [T,] D)."""
+    if weights.ndim == values.ndim - 1:                              # one query
+        return (weights[..., None, :] @ values)[..., 0, :]           # (B, D)
+    return weights @ values                                          # (B, T, D)
+
+
+def attend(scores, values, mask=None) -> tuple:
+    """``(context, weights)``, composed: the masked softmax, then the weighted sum."""
+    e, h, mask = read_inputs("attend", scores, values, mask)
+    weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
+    return check_masked_values("attend", weighted_sum(weights, h), h, mask), weights
+
+
+def read(scores, values, mask=None) -> tuple:
+    """``(context, weights)`` as ``attend`` gives them, the context as one op: "read"."""
+    e, h, mask = read_inputs("read", scores, values, mask)
+    weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
+    c = check_masked_values("read", weighted_sum(weights.data, h.data), h, mask)  # (B, [T,] D)
+
+    def vjp(xp, g, c, e, h):                                         # g (B, [T,] D)
+        a = xp.saved(weights.data, lambda: weights)  # α (B, [T,] S); under create_graph, weights
+        ge = score_grad(a, h, c, g)                                  # (B, [T,] S)
+        if a.ndim == h.ndim - 1:                                     # one query: α_j g
+            return ge, a[..., :, None] * g[..., None, :]             # (B, S, D)
+        return ge, a.swapaxes(-1, -2) @ g                            # (B, S, D): Σ_t α_tj g_t
+    return Tensor._from_op(c, (e, h), vjp, "read"), weights
+
+
+def score_grad(weights, values, context, grad_context):
+    """∂L/∂e_j = α_j g·(h_j − c) for every j: weights α (B, [T,] S), values h (B, S, D), context
+    c and grad_context g (B, [T,] D); arrays, or Tensors (then the result is differentiable)."""
+    a, h, c, g = score_grad_inputs(weights, values, context, grad_context)
+    g_dot_h = weighted_sum(g, h.swapaxes(-1, -2))                    # (B, [T,] S): g·h_j
+    g_dot_c = (g * c).sum(axis=-1, keepdims=True)                    # (B, [T,] 1): g·c
+    return a * (g_dot_h - g_dot_c)                                   # (B, [T,] S)

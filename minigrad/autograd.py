@@ -1,0 +1,44 @@
+"""``grad(outputs, inputs)``: the engine's loop, returning gradients instead of storing them.
+
+PyTorch's ``torch.autograd.grad``: ``.grad`` is untouched, and with ``create_graph=True`` the
+results are Tensors that carry the graph of the backward pass, to be differentiated again
+(second, third … derivatives are the same engine applied again).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad import checks
+from minigrad.engine import Tensor, _run
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
+         create_graph: bool = False):
+    """Gradients of ``outputs`` (a tensor or a sequence) with respect to ``inputs`` (a tensor
+    or a sequence), returned: a tuple of arrays (zeros where the outputs do not depend on an
+    input), or one array when ``inputs`` is a tensor. ``grad_outputs`` seeds each output
+    (needed for non-scalar outputs). With ``create_graph=True`` the results are Tensors (a
+    Tensor ``grad_outputs`` with ``requires_grad`` is part of that graph too). ``retain_graph``
+    defaults to ``create_graph``: the graph is freed afterwards unless it is True."""
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if isinstance(outputs, Tensor):
+        outputs, grad_outputs = [outputs], [grad_outputs]
+    else:
+        outputs = list(outputs)
+        grad_outputs = [None] * len(outputs) if grad_outputs is None else list(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
+    if not all(o.requires_grad for o in outputs):
+        raise RuntimeError("grad: an output does not require grad (no input of its graph has "
+                           "requires_grad=True)")
+    if not all(i.requires_grad for i in inputs):
+        raise ValueError("grad: every input must have requires_grad=True")
+    seeds = [checks.seed(o, g, create_graph, Tensor) for o, g in zip(outputs, grad_outputs)]
+    retain = create_graph if retain_graph is None else retain_graph
+    found = _run(outputs, seeds, retain, create_graph, wanted=set(inputs))
+    if create_graph:
+        result = tuple(found[i] if i in found else Tensor(np.zeros_like(i.data)) for i in inputs)
+    else:  # copies, as for .grad: a VJP may hand the same (or a read-only) array to two inputs
+        result = tuple(np.array(found[i]) if i in found else np.zeros_like(i.data) for i in inputs)
+    return result[0] if single else result

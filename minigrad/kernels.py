@@ -1,0 +1,121 @@
+"""The kernels room: fused, faster versions of core modules, switched on in one place.
+
+The core (``engine``, ``ops``, ``nn``, and the cells, scores and decoders above) is the readable
+reference: every module is composed from primitive ops, so autograd derives its backward and
+``create_graph=True`` works through it. A *kernel* is a subclass of a core module that computes
+the same numbers faster (one graph node with a hand-written backward, fewer temporaries), and is
+tested equal to the core to 1e-12 in float64 (``tests/minigrad/test_nn_ops.py, tests/attention/test_attention_kernels.py, tests/models/test_model_kernels.py``).
+
+Each package has a ``kernels`` module with a table ``KERNELS = {CoreClass: KernelClass}`` that
+extends the one below it (``minigrad`` < ``attention`` < ``models``), and ``use_kernels(model)``
+swaps, in place, the class of every submodule the table names. The application switches them on
+in exactly one place (``models.app``'s model builder); nothing in the core reads a flag::
+
+    model = use_kernels(Seq2Seq(config))   # same parameters, same numbers, faster steps
+    use_core(model)                        # back to the composed reference
+
+Kernels are first-order only (``create_graph=True`` through one raises, naming the core module).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.coerce import as_tensor
+from minigrad.engine import Tensor
+from minigrad.nn import LayerNorm
+from minigrad.nn_ops import GELU_A, GELU_C, check_layer_norm
+from minigrad.xp import once_differentiable
+
+
+def swap(module, table: dict):
+    """Give every submodule of ``module`` (itself included) whose class ``table`` names the class
+    ``table`` maps it to. Parameters and state are untouched: a kernel adds no attributes."""
+    for m in list(module.modules()):
+        new = table.get(type(m))
+        if new is not None:
+            m.__class__ = new
+    return module
+
+
+def use_kernels(module):
+    """Switch ``module``'s submodules to their kernels (``KERNELS``); returns ``module``."""
+    return swap(module, KERNELS)
+
+
+def use_core(module, table: dict | None = None):
+    """Switch every kernel in ``module`` back to its core class; returns ``module``."""
+    table = KERNELS if table is None else table
+    return swap(module, {kernel: core for core, kernel in table.items()})
+
+
+# ---- layer norm and GELU, each one op with its closed-form VJP -------------------------------
+
+def fused_layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """``nn_ops.layer_norm`` as one op: y = γ ⊙ x̂ + β over the last axis.
+
+        μ = (1/D) Σ_i x_i,   σ² = (1/D) Σ_i (x_i − μ)²,   r = 1 / √(σ² + ε),   x̂ = (x − μ) r
+
+    Backward, with ĝ = γ ⊙ g (the gradient reaching x̂) and means over the last axis:
+
+        ∂L/∂x = r (ĝ − mean(ĝ) − x̂ mean(ĝ ⊙ x̂)),   ∂L/∂γ = Σ g ⊙ x̂,   ∂L/∂β = Σ g
+
+    (x̂ has mean 0 and mean square ≈ 1, so the two subtractions remove exactly the parts of ĝ
+    that moving μ and σ would undo). x (..., D); weight γ and bias β (D,) or None.
+    """
+    x = as_tensor(x)
+    weight = None if weight is None else as_tensor(weight, x)
+    bias = None if bias is None else as_tensor(bias, x)
+    check_layer_norm(x, weight, bias, eps)
+    inv_d = 1.0 / x.shape[-1]  # sums times 1/D: ndarray.mean's own overhead is measurable here
+    xc = x.data - np.add.reduce(x.data, axis=-1, keepdims=True) * inv_d      # (..., D): x − μ
+    r = 1.0 / np.sqrt(np.add.reduce(xc * xc, axis=-1, keepdims=True) * inv_d + eps)  # (..., 1)
+    xhat = xc * r                                                    # (..., D)
+    out = xhat if weight is None else xhat * weight.data             # (..., D)
+    if bias is not None:
+        out = out + bias.data if weight is None else np.add(out, bias.data, out=out)
+    parents = tuple(p for p in (x, weight, bias) if p is not None)
+
+    def vjp(g):
+        gh = g if weight is None else g * weight.data                # (..., D): ∂L/∂x̂
+        m1 = np.add.reduce(gh, axis=-1, keepdims=True) * inv_d          # (..., 1): mean(ĝ)
+        m2 = np.add.reduce(gh * xhat, axis=-1, keepdims=True) * inv_d   # (..., 1): mean(ĝ ⊙ x̂)
+        gx = gh - m1                                                 # (..., D)
+        gx -= xhat * m2
+        gx *= r
+        lead = tuple(range(g.ndim - 1))
+        grads = [gx]
+        if weight is not None:
+            grads.append((g * xhat).sum(axis=lead))                  # (D,)
+        if bias is not None:
+            grads.append(g.sum(axis=lead))                           # (D,)
+        return tuple(grads)
+    return Tensor._from_op(out, parents, once_differentiable(
+        vjp, "layer_norm", "minigrad.nn_ops.layer_norm, the composed op (use_core)"), "layer_norm")
+
+
+
+class FusedLayerNorm(LayerNorm):
+    """``LayerNorm`` computed by ``fused_layer_norm``: one graph node instead of about nine."""
+
+    def forward(self, x):
+        return fused_layer_norm(x, self.weight, self.bias, self.eps)
+
+
+def fused_gelu(x) -> Tensor:
+    """``nn_ops.gelu`` as one op: GELU(x) = x Φ(x) ≈ ½ x (1 + tanh u),  u = √(2/π) (x + 0.044715 x³)  (tanh form).
+
+    d/dx = ½ (1 + tanh u) + ½ x (1 − tanh² u) · √(2/π) (1 + 3 · 0.044715 x²).
+    """
+    x = as_tensor(x)
+    xd = x.data
+    t = np.tanh(GELU_C * (xd + GELU_A * xd ** 3))
+    out = 0.5 * xd * (1 + t)
+
+    def vjp(g):
+        du = GELU_C * (1 + 3 * GELU_A * xd * xd)
+        return (g * (0.5 * (1 + t) + 0.5 * xd * (1 - t * t) * du),)
+    return Tensor._from_op(out, (x,), once_differentiable(
+        vjp, "gelu", "minigrad.nn_ops.gelu, the composed op (use_core)"), "gelu")
+
+
+KERNELS: dict = {LayerNorm: FusedLayerNorm}  # core Module class -> its kernel subclass

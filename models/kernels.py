@@ -1,0 +1,174 @@
+"""The models' kernels: faster drop-ins for the core cells, encoder and decoders (the contract:
+``minigrad/kernels.py``). Each computes the same numbers as its core class, is held to it to
+1e-12 in float64, forward and every parameter gradient (``tests/models/test_model_kernels.py``), and
+adds no attribute; what each buys is in ``benchmarks/README.md``. The application switches them
+on in one place (``models/app/build.py``)::
+
+    model = use_kernels(Seq2Seq(config, rng))   # use_core(model) switches back
+
+Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G = 3H for a GRU
+(4H for an LSTM), the cell's gate width.
+
+* ``FusedGRUCell``: ``GRUCell.step`` as one op with a hand-written backward (``models/fused.py``,
+  where the backward is derived). First order only.
+* One-hot input tables (``FastBiGRUEncoder``, ``FastPlainDecoder``, ``FastBahdanauDecoder``,
+  ``FastLuongDecoder``). A cell whose input starts with an embedding, ``x = [E[y] ; rest]``,
+  projects it as ``W_ih x + b_ih = (W_ih^emb E[y] + b_ih) + W_ih^rest rest``. The first term
+  depends on the token alone, so it is computed for the whole vocabulary once per batch, the
+  table ``W_ih^emb Eᵀ + b_ih`` (G, V), and each step picks its columns with a one-hot matmul,
+  ``one_hot(y) @ tableᵀ`` (B, G), whose gradient is a matmul too (where the core's embedding
+  lookup scatters its gradient into E and its concatenation copies). The cell then runs its
+  ``step`` on the projected input.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+import minigrad as mg
+from minigrad import functional as F
+from minigrad.kernels import swap, use_core as _use_core
+
+from attention.kernels import KERNELS as _BELOW
+from models.checks import check_source
+from models.decoders import BahdanauDecoder, PlainDecoder
+from models.encoder import BiGRUEncoder, annotate
+from models.fused import gru_step
+from models.luong import LuongDecoder
+from models.recurrent import GRUCell
+
+
+class FusedGRUCell(GRUCell):
+    """``GRUCell`` whose step is ``models.fused.gru_step``: one graph node per step."""
+
+    def step(self, gi, h) -> mg.Tensor:
+        return gru_step(gi, h, self.weight_hh, self.bias_hh, self.reset_after)  # h' (B, H)
+
+
+# ---- one-hot input tables -----------------------------------------------------------------
+
+def one_hot(ids, n: int, dtype) -> np.ndarray:
+    """(..., n) rows of the identity: one_hot(ids) @ E = E[ids] (ids checked at the entry)."""
+    return np.eye(n, dtype=dtype)[ids]  # (..., n)
+
+
+def input_table(embedding, weight_ih, bias_ih, columns: slice = slice(None)) -> mg.Tensor:
+    """(G, V): column y is ``W_ih E[y] + b_ih``, the input projection of token y; ``columns``
+    selects the part of ``W_ih`` that reads the embedding when the input is ``[E y ; rest]``."""
+    return F.linear(embedding, weight_ih[:, columns], bias_ih).T  # (G, V)
+
+
+def decoder_tables(decoder) -> tuple:
+    """(table (G, V), W_rest (G, I − E) or None): the decoder cell's input weights split at
+    the embedding."""
+    E = decoder.embedding.weight.shape[1]
+    W = decoder.cell.weight_ih                                           # (G, E + ·)
+    table = input_table(decoder.embedding.weight, W, decoder.cell.bias_ih, slice(0, E))  # (G, V)
+    return table, (W[:, E:] if W.shape[1] > E else None)
+
+
+def embedded_input(ctx, y_prev) -> mg.Tensor:
+    """W_ih^emb E[y_{t−1}] + b_ih (B, G): columns y_prev of the context's table."""
+    onehot = one_hot(y_prev, ctx.table.shape[1], ctx.table.dtype)       # (B, V)
+    return F.linear(onehot, ctx.table)                                   # (B, G)
+
+
+class FastBiGRUEncoder(BiGRUEncoder):
+    """``BiGRUEncoder`` with each direction's input projection read from a one-hot table."""
+
+    def forward(self, src, mask=None, rng=None):
+        V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype
+        src, mask = check_source(src, mask, V)
+        onehot = one_hot(src.T, V, dtype)  # (S, B, V), time first: onehot[j] is contiguous
+        S = src.shape[1]
+        fwd = self.run(self.forward_cell, onehot, mask, range(S))               # S × (B, H)
+        bwd = self.run(self.backward_cell, onehot, mask, range(S - 1, -1, -1))  # S × (B, H)
+        return annotate(fwd, bwd, mask)
+
+    def run(self, cell, onehot, mask, order) -> list:
+        table = input_table(self.embedding.weight, cell.weight_ih, cell.bias_ih)  # (3H, V)
+        h = mg.Tensor(np.zeros((onehot.shape[1], self.hidden_size), dtype=table.dtype))  # (B, H)
+        states = [None] * onehot.shape[0]
+        for j in order:
+            new = cell.step(F.linear(onehot[j], table), h)                 # (B, H)
+            real = mask[:, j]                                              # (B,)
+            h = new if real.all() else mg.where(real[:, None], new, h)     # held at padding
+            states[j] = h
+        return states
+
+
+class FastPlainContext(NamedTuple):
+    c: mg.Tensor       # (B, K) the fixed context vector
+    table: mg.Tensor   # (3H, V) column y: W_ih^emb E[y] + b_ih
+    gi_c: mg.Tensor    # (B, 3H) W_ih^c c, the cell's input from c: the same at every step
+
+
+class FastPlainDecoder(PlainDecoder):
+    """``PlainDecoder`` reading W_ih^emb E[y_{t−1}] + b_ih from a table, W_ih^c c once per batch."""
+
+    def start(self, encoded, rng=None) -> tuple:
+        state, ctx = super().start(encoded, rng)
+        table, W_c = decoder_tables(self)                                # (3H, V), (3H, K)
+        return state, FastPlainContext(ctx.c, table, F.linear(ctx.c, W_c))  # gi_c (B, 3H)
+
+    def step(self, y_prev, state, ctx: FastPlainContext, t):
+        (s,) = state                                                     # (B, H)
+        s = self.cell.step(embedded_input(ctx, y_prev) + ctx.gi_c, s)    # gi (B, 3H) -> (B, H)
+        return (s,), (s, ctx.c), None
+
+
+class FastAttentionContext(NamedTuple):
+    """``models.decoders.AttentionContext``'s fields, then the input table."""
+    keys: mg.Tensor
+    mask: np.ndarray | None
+    projected: mg.Tensor
+    rng: np.random.Generator | None
+    table: mg.Tensor             # (G, V) column y: W_ih^emb E[y] + b_ih
+    W_rest: mg.Tensor | None     # (G, ·) the cell's input weights for the rest of its input
+
+
+class FastBahdanauDecoder(BahdanauDecoder):
+    """``BahdanauDecoder`` whose GRU input is table[y_{t−1}] + W_ih^c c_t."""
+
+    def start(self, encoded, rng=None) -> tuple:
+        state, ctx = super().start(encoded, rng)
+        return state, FastAttentionContext(*ctx, *decoder_tables(self))
+
+    def step(self, y_prev, state, ctx: FastAttentionContext, t):
+        (s,) = state                                                     # s_{t−1} (B, H)
+        c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
+                                  position=t, rng=ctx.rng)               # (B, K), (B, S)
+        gi = embedded_input(ctx, y_prev) + F.linear(c, ctx.W_rest)       # (B, 3H)
+        s = self.cell.step(gi, s)                                        # s_t (B, H)
+        return (s,), (s, c), alpha
+
+
+class FastLuongDecoder(LuongDecoder):
+    """``LuongDecoder`` whose RNN input is table[y_{t−1}] (+ W_ih^feed h̃_{t−1})."""
+
+    def start(self, encoded, rng=None) -> tuple:
+        state, ctx = super().start(encoded, rng)
+        return state, FastAttentionContext(*ctx, *decoder_tables(self))
+
+    def rnn(self, y_prev, fed: tuple, rnn: tuple, ctx: FastAttentionContext) -> tuple:
+        gi = embedded_input(ctx, y_prev)                                 # (B, G)
+        if fed:
+            gi = gi + F.linear(fed[0], ctx.W_rest)                       # + W_ih^feed h̃_{t−1}
+        out = self.cell.step(gi, rnn if len(rnn) > 1 else rnn[0])
+        return out if isinstance(out, tuple) else (out,)
+
+
+KERNELS = {**_BELOW, GRUCell: FusedGRUCell, BiGRUEncoder: FastBiGRUEncoder,
+           PlainDecoder: FastPlainDecoder, BahdanauDecoder: FastBahdanauDecoder,
+           LuongDecoder: FastLuongDecoder}
+
+
+def use_kernels(module):
+    """Switch ``module``'s submodules (itself included) to their kernels; returns ``module``."""
+    return swap(module, KERNELS)
+
+
+def use_core(module):
+    """Switch every kernel in ``module`` back to its core class; returns ``module``."""
+    return _use_core(module, KERNELS)

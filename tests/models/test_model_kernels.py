@@ -1,0 +1,214 @@
+"""The models' kernels (models/kernels.py) held to the core classes they replace: each one alone
+and all together give the same loss and the same gradient of every parameter to 1e-12 in
+float64; the fused GRU step also against finite differences and the plain-NumPy reference of
+its backward; the table extends attention's and switches both ways in place."""
+import numpy as np
+import pytest
+
+import minigrad as mg
+from attention.kernels import KERNELS as ATTENTION_KERNELS
+from minigrad.gradcheck import gradcheck
+from minigrad.kernels import swap
+from models.decoders import BahdanauDecoder, PlainDecoder
+from models.encoder import BiGRUEncoder
+from models.fused import gru_step, reference_backward
+from models.kernels import (KERNELS, FastBahdanauDecoder, FastBiGRUEncoder, FastLuongDecoder,
+                            FastPlainDecoder, FusedGRUCell, use_core, use_kernels)
+from models.luong import LuongDecoder
+from models.recurrent import GRUCell
+
+from model_helpers import random_batch, tiny_model
+
+TOL = dict(rtol=1e-12, atol=1e-12)
+OURS = {GRUCell: FusedGRUCell, BiGRUEncoder: FastBiGRUEncoder, PlainDecoder: FastPlainDecoder,
+        BahdanauDecoder: FastBahdanauDecoder, LuongDecoder: FastLuongDecoder}
+
+
+def forward_and_grads(fn, arrays, seed_grad):
+    """Output and the gradient of every input for ``fn(*leaves).backward(seed_grad)``."""
+    leaves = [mg.tensor(a, requires_grad=True) for a in arrays]
+    out = fn(*leaves)
+    out.backward(seed_grad)
+    return [out.data] + [t.grad for t in leaves]
+
+
+def assert_all_close(got, want):
+    for i, (a, b) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(a, b, **TOL, err_msg=f"output/gradient {i}")
+
+
+# ---- the fused GRU step -------------------------------------------------------------------
+
+def gru_inputs(rng, B, H, dtype=np.float64):
+    return [rng.standard_normal((B, 3 * H)).astype(dtype), rng.standard_normal((B, H)).astype(dtype),
+            (0.5 * rng.standard_normal((3 * H, H))).astype(dtype),
+            (0.5 * rng.standard_normal(3 * H)).astype(dtype)]
+
+
+@pytest.mark.parametrize("reset_after", [True, False])
+@pytest.mark.parametrize("B, H", [(1, 1), (3, 4), (5, 7)])
+def test_gru_step_equals_the_core_cells_step(reset_after, B, H):
+    rng = np.random.default_rng(B * 10 + H)
+    cell = GRUCell(2, H, reset_after, rng=rng)
+
+    def core(gi, h, W, b):
+        cell.weight_hh, cell.bias_hh = W, b
+        return cell.step(gi, h)
+
+    arrays = gru_inputs(rng, B, H)
+    g = rng.standard_normal((B, H))
+    fused = forward_and_grads(lambda *t: gru_step(*t, reset_after=reset_after), arrays, g)
+    assert_all_close(fused, forward_and_grads(core, arrays, g))
+
+
+@pytest.mark.parametrize("reset_after", [True, False])
+@pytest.mark.parametrize("B, H", [(1, 1), (3, 4), (5, 7)])
+def test_fused_backward_equals_the_plain_numpy_reference(reset_after, B, H):
+    """The in-place backward of gru_step gives what models.fused.reference_backward, the same
+    formulas one per line in plain NumPy, gives."""
+    rng = np.random.default_rng(B * 100 + H)
+    arrays = gru_inputs(rng, B, H)
+    g = rng.standard_normal((B, H))
+    fused = forward_and_grads(lambda *t: gru_step(*t, reset_after=reset_after), arrays, g)[1:]
+    assert_all_close(fused, reference_backward(g, *arrays, reset_after=reset_after))
+
+
+@pytest.mark.parametrize("reset_after", [True, False])
+def test_gru_step_gradcheck(reset_after):
+    rng = np.random.default_rng(7)
+    assert gradcheck(lambda *t: gru_step(*t, reset_after=reset_after), gru_inputs(rng, 3, 4),
+                     full_jacobian=True)
+
+
+@pytest.mark.parametrize("reset_after", [True, False])
+def test_fused_cell_over_a_sequence_equals_the_core_cell(reset_after):
+    """Six steps sharing the weights (their gradients accumulate over steps), from the cell."""
+    rng = np.random.default_rng(3)
+    xs, h0 = rng.standard_normal((6, 4, 5)), rng.standard_normal((4, 3))
+    results = []
+    for kernel in (False, True):
+        cell = GRUCell(5, 3, reset_after, rng=np.random.default_rng(1))
+        if kernel:
+            use_kernels(cell)
+        assert type(cell) is (FusedGRUCell if kernel else GRUCell)
+        x, h = mg.tensor(xs, requires_grad=True), mg.tensor(h0, requires_grad=True)
+        state = h
+        for t in range(6):
+            state = cell(x[t], state)
+        (state * state).sum().backward()
+        results.append([state.data, x.grad, h.grad] + [p.grad for p in cell.parameters()])
+    assert_all_close(*results)
+
+
+def test_gru_step_float32_stays_float32():
+    rng = np.random.default_rng(0)
+    leaves = [mg.tensor(a, requires_grad=True) for a in gru_inputs(rng, 3, 4, np.float32)]
+    out = gru_step(*leaves)
+    out.backward(np.ones((3, 4), dtype=np.float32))
+    assert out.dtype == np.float32
+    assert all(t.grad.dtype == np.float32 for t in leaves)
+
+
+def test_gru_step_names_bad_shapes():
+    rng = np.random.default_rng(0)
+    gi, h, W, b = gru_inputs(rng, 3, 4)
+    with pytest.raises(ValueError, match=r"gru_step: projected input gi \(3, 11\)"):
+        gru_step(gi[:, :11], h, W, b)
+    with pytest.raises(ValueError, match=r"gru_step: hidden state \(3, 5\)"):
+        gru_step(gi, np.zeros((3, 5)), W, b)
+
+
+def test_the_fused_cell_refuses_create_graph_naming_the_core_cell():
+    cell = use_kernels(GRUCell(3, 4, rng=np.random.default_rng(0)))
+    x = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"gru_step.*the core GRUCell"):
+        mg.grad(cell(x).sum(), [x], create_graph=True)
+    (g,) = mg.grad(use_core(cell)(x).sum(), [x], create_graph=True)  # the core cell can
+    assert isinstance(g, mg.Tensor)
+
+
+# ---- the table and the switch ------------------------------------------------------------
+
+def test_the_table_extends_attentions_and_names_each_kernel_once():
+    assert all(KERNELS[core] is kernel for core, kernel in ATTENTION_KERNELS.items())
+    for core, kernel in OURS.items():
+        assert KERNELS[core] is kernel and issubclass(kernel, core)
+
+
+def test_use_kernels_switches_in_place_without_new_attributes_and_use_core_switches_back():
+    model = tiny_model()
+    before = {id(m): (type(m), dict(vars(m))) for m in model.modules()}
+    names = [n for n, _ in model.named_parameters()]
+    assert use_kernels(model) is model
+    assert {type(m) for m in model.modules()} >= {FusedGRUCell, FastBiGRUEncoder,
+                                                  FastBahdanauDecoder}
+    src, src_mask = random_batch(np.random.default_rng(0), [4, 2], 9)
+    model.greedy(src, 4, src_mask)
+    for m in model.modules():
+        assert vars(m) == before[id(m)][1]                     # a kernel adds no attributes
+    assert [n for n, _ in model.named_parameters()] == names   # checkpoints load either way
+    use_core(model)
+    assert all(type(m) is before[id(m)][0] for m in model.modules())
+
+
+# ---- whole models: each kernel alone, then all of them -------------------------------------
+
+MODELS = {
+    "bahdanau": dict(),
+    "bahdanau-cho": dict(reset_after=False),
+    "luong-concat": dict(decoder="luong", score="concat"),
+    "luong-lstm-feeding": dict(decoder="luong", score="general", cell="lstm", input_feeding=True),
+    "luong-local-p-feeding": dict(decoder="luong", score="local-p", window=1, input_feeding=True),
+    "plain": dict(decoder="plain"),
+}
+
+
+def loss_and_grads(model, data):
+    src, src_mask, tgt, tgt_mask = data
+    model.zero_grad()
+    loss = model.loss(src, tgt, src_mask, tgt_mask)
+    loss.backward()
+    return [loss.data] + [p.grad for p in model.parameters()]
+
+
+def model_and_batch(overrides):
+    rng = np.random.default_rng(11)
+    src, src_mask = random_batch(rng, [5, 3, 4], 9)
+    tgt, tgt_mask = random_batch(rng, [4, 2, 3], 8)
+    return tiny_model(**overrides), (src, src_mask, tgt, tgt_mask)
+
+
+def cores_in(name) -> list:
+    """The core classes of OURS that model ``name`` holds."""
+    return [core for core in OURS if any(type(m) is core for m in tiny_model(**MODELS[name]).modules())]
+
+
+@pytest.mark.parametrize("name, core", [(n, c) for n in MODELS for c in cores_in(n)],
+                         ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_each_kernel_alone_equals_its_core_class(name, core):
+    model, data = model_and_batch(MODELS[name])
+    want = loss_and_grads(model, data)
+    swap(model, {core: OURS[core]})
+    assert any(type(m) is OURS[core] for m in model.modules())
+    assert_all_close(loss_and_grads(model, data), want)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_all_kernels_equal_the_core_model_in_loss_gradients_and_decoding(name):
+    model, data = model_and_batch(MODELS[name])
+    src, src_mask = data[:2]
+    want = loss_and_grads(model, data)
+    greedy, beam = model.greedy(src, 5, src_mask), model.beam(src, 3, 0.6, 5, src_mask)
+    use_kernels(model)
+    assert_all_close(loss_and_grads(model, data), want)
+    fast = model.greedy(src, 5, src_mask) + model.beam(src, 3, 0.6, 5, src_mask)
+    for a, b in zip(greedy + beam, fast):
+        assert a.tokens == b.tokens
+        assert abs(a.score - b.score) < 1e-12
+
+
+def test_the_kernels_keep_float32():
+    model = use_kernels(tiny_model(dtype="float32"))
+    loss = loss_and_grads(model, model_and_batch({})[1])
+    assert loss[0].dtype == np.float32
+    assert {g.dtype for g in loss[1:]} == {np.dtype(np.float32)}
