@@ -11,6 +11,8 @@ Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G 
 
 * ``FusedGRUCell``: ``GRUCell.step`` as one op with a hand-written backward (``models/fused.py``,
   where the backward is derived). First order only.
+* ``FusedFeedForward``: the Transformer's feed-forward block with GELU as one op
+  (``minigrad.kernels.fused_gelu``); with ReLU it is the core block.
 * One-hot input tables (``FastBiGRUEncoder``, ``FastPlainDecoder``, ``FastBahdanauDecoder``,
   ``FastLuongDecoder``). A cell whose input starts with an embedding, ``x = [E[y] ; rest]``,
   projects it as ``W_ih x + b_ih = (W_ih^emb E[y] + b_ih) + W_ih^rest rest``. The first term
@@ -37,6 +39,8 @@ from models.encoder import BiGRUEncoder, annotate
 from models.fused import gru_step
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
+from models.transformer_layers import FeedForward
+from minigrad.kernels import fused_gelu
 
 
 class FusedGRUCell(GRUCell):
@@ -159,7 +163,16 @@ class FastLuongDecoder(LuongDecoder):
         return out if isinstance(out, tuple) else (out,)
 
 
-KERNELS = {**_BELOW, GRUCell: FusedGRUCell, BiGRUEncoder: FastBiGRUEncoder,
+class FusedFeedForward(FeedForward):
+    """``FeedForward`` whose GELU is ``minigrad.kernels.fused_gelu``: one op, not eight."""
+
+    def forward(self, x) -> mg.Tensor:
+        if self.activation != "gelu":
+            return super().forward(x)
+        return self.fc2(fused_gelu(self.fc1(x)))                         # (…, D)
+
+
+KERNELS = {**_BELOW, GRUCell: FusedGRUCell, FeedForward: FusedFeedForward, BiGRUEncoder: FastBiGRUEncoder,
            PlainDecoder: FastPlainDecoder, BahdanauDecoder: FastBahdanauDecoder,
            LuongDecoder: FastLuongDecoder}
 

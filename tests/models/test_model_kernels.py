@@ -12,7 +12,9 @@ from minigrad.kernels import swap
 from models.decoders import BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder
 from models.fused import gru_step, reference_backward
+from models.transformer_layers import FeedForward
 from models.kernels import (KERNELS, FastBahdanauDecoder, FastBiGRUEncoder, FastLuongDecoder,
+                            FusedFeedForward,
                             FastPlainDecoder, FusedGRUCell, use_core, use_kernels)
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
@@ -21,7 +23,8 @@ from model_helpers import random_batch, tiny_model
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 OURS = {GRUCell: FusedGRUCell, BiGRUEncoder: FastBiGRUEncoder, PlainDecoder: FastPlainDecoder,
-        BahdanauDecoder: FastBahdanauDecoder, LuongDecoder: FastLuongDecoder}
+        BahdanauDecoder: FastBahdanauDecoder, LuongDecoder: FastLuongDecoder,
+        FeedForward: FusedFeedForward}
 
 
 def forward_and_grads(fn, arrays, seed_grad):
@@ -160,6 +163,8 @@ MODELS = {
     "luong-lstm-feeding": dict(decoder="luong", score="general", cell="lstm", input_feeding=True),
     "luong-local-p-feeding": dict(decoder="luong", score="local-p", window=1, input_feeding=True),
     "plain": dict(decoder="plain"),
+    "transformer-gelu": dict(decoder="transformer", activation="gelu", layers=1, heads=2,
+                             d_model=8, ff=16),
 }
 
 
