@@ -34,7 +34,7 @@ class Tensor:
         """The result of op ``op``, recording ``parents`` and ``vjp`` if a parent needs grad."""
         t = Tensor.__new__(Tensor)
         t.data, t.grad, t._op, t._parents, t._vjp, t._epoch = np.asarray(data), None, op, (), None, -1
-        t.requires_grad = mode.grad_enabled and any(p.requires_grad for p in parents)
+        t.requires_grad = mode.grad_enabled and any([p.requires_grad for p in parents])
         if t.requires_grad:
             t._parents, t._vjp, t._epoch = parents, vjp, mode.epoch
             for p in parents:
