@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import check_options, check_read
+from attention.checks import check_masked_values, check_options, check_read
 from attention.masking import as_mask, check_temperature, window_mask
 from attention.read import read, weighted_sum
 from attention.shapes import scores_letters, shape_str
@@ -259,11 +259,12 @@ class Attention(Module):
         check_read("Attention", scores, values)                     # errors name Attention
         if mask is not None:
             mask = as_mask(mask, scores.shape, "Attention")          # (B, [1|T,] S)
-        context, weights = read(scores, values, mask)               # (B, [T,] Dv), (B, [T,] S)
-        if self.dropout > 0 and self.training and rng is not None:
+        if self.dropout > 0 and self.training and rng is not None:  # read with α̃, return α
+            weights = F.softmax(scores, mask=mask)                   # (B, [T,] S): α
             kept = F.dropout(weights, self.dropout, rng)             # α ⊙ m / (1 − p)  (B, [T,] S)
             context = weighted_sum(kept, values)                    # (B, [T,] Dv)
-        return context, weights
+            return check_masked_values("Attention", context, values, mask), weights
+        return read(scores, values, mask)                           # (B, [T,] Dv), (B, [T,] S)
 
     def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
         """The mask (or all True) and |j − t| ≤ W, broadcast to the scores' shape."""

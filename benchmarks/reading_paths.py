@@ -1,6 +1,7 @@
 """The five reading paths of the core and what each costs a reader, in lines.
 
     python -m benchmarks.reading_paths          # the README's "Reading order" table
+    python -m benchmarks.reading_paths --write  # ... written into README.md and README.zh-CN.md
 
 A path is what a learner reads to follow one idea from its top to the engine: whole files, or
 named definitions in a file (a class, a method or a function, with its docstring and
@@ -81,5 +82,19 @@ def table() -> str:
     return "\n".join(rows)
 
 
+def write(files=("README.md", "README.zh-CN.md")) -> None:
+    """Put today's files and counts into each README's table, row by row (the first column,
+    the concept, is each README's own words)."""
+    rows = table().splitlines()[2:]
+    for name in files:
+        lines = (ROOT / name).read_text(encoding="utf-8").split("\n")
+        start = next(i for i, line in enumerate(lines) if line.startswith("|") and "`minigrad/engine.py`" in line)
+        for i, row in enumerate(rows):
+            concept = lines[start + i].split(" | ", 1)[0]
+            lines[start + i] = concept + " | " + row.split(" | ", 1)[1]
+        (ROOT / name).write_text("\n".join(lines), encoding="utf-8")
+
+
 if __name__ == "__main__":
-    print(table())
+    import sys
+    write() if sys.argv[1:] == ["--write"] else print(table())

@@ -14,7 +14,8 @@ in exactly one place (``models.app``'s model builder); nothing in the core reads
     model = use_kernels(Seq2Seq(config))   # same parameters, same numbers, faster steps
     use_core(model)                        # back to the composed reference
 
-Kernels are first-order only (``create_graph=True`` through one raises, naming the core module).
+The fused ops are first order only (``create_graph=True`` through one raises, naming the core
+module); a kernel made of ordinary ops (the one-hot input tables) differentiates again.
 """
 from __future__ import annotations
 
@@ -91,7 +92,6 @@ def fused_layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
         return tuple(grads)
     return Tensor._from_op(out, parents, once_differentiable(
         vjp, "layer_norm", "minigrad.nn_ops.layer_norm, the composed op (use_core)"), "layer_norm")
-
 
 
 class FusedLayerNorm(LayerNorm):

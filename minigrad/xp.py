@@ -22,8 +22,8 @@ A value a forward pass saved for its backward (cross_entropy's softmax) enters t
 ``xp.saved(array, recompute)``: the array on the first-order path, ``recompute()`` (the same
 value as a differentiable function of the inputs) under ``create_graph``.
 
-A fused kernel whose backward exists only as NumPy code (the GRU step, the attention read)
-wraps its VJP in ``once_differentiable``: first order works as before, and under
+A fused kernel whose backward exists only as NumPy code (``minigrad/kernels.py``, the GRU step,
+the additive score) wraps its VJP in ``once_differentiable``: first order works as before, and under
 ``create_graph`` it raises an error that names the op and its composed alternative.
 """
 from __future__ import annotations

@@ -30,7 +30,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F
-from minigrad.kernels import swap, use_core as _use_core
+from minigrad.kernels import fused_gelu, swap, use_core as _use_core
 
 from attention.kernels import KERNELS as _BELOW
 from models.checks import check_source
@@ -40,7 +40,6 @@ from models.fused import gru_step
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
 from models.transformer_layers import FeedForward
-from minigrad.kernels import fused_gelu
 
 
 class FusedGRUCell(GRUCell):
@@ -172,7 +171,8 @@ class FusedFeedForward(FeedForward):
         return self.fc2(fused_gelu(self.fc1(x)))                         # (…, D)
 
 
-KERNELS = {**_BELOW, GRUCell: FusedGRUCell, FeedForward: FusedFeedForward, BiGRUEncoder: FastBiGRUEncoder,
+KERNELS = {**_BELOW, GRUCell: FusedGRUCell, FeedForward: FusedFeedForward,
+           BiGRUEncoder: FastBiGRUEncoder,
            PlainDecoder: FastPlainDecoder, BahdanauDecoder: FastBahdanauDecoder,
            LuongDecoder: FastLuongDecoder}
 
