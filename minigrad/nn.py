@@ -64,6 +64,21 @@ class Module:
             if isinstance(value, Module):
                 yield from value.modules(_seen)
 
+    def __repr__(self) -> str:
+        """PyTorch's tree: ``Name(setting=value, …)``, then each submodule indented as
+        ``(attribute): …``; a module without submodules shows its parameters' shapes too."""
+        children = [(n, v) for n, v in _attributes(self) if isinstance(v, Module)]
+        settings = [f"{n}={v!r}" for n, v in vars(self).items()
+                    if isinstance(v, (bool, int, float, str)) and not n.startswith("_")]
+        if not children:
+            settings += [f"{n}={tuple(v.shape)}" for n, v in _attributes(self)
+                         if isinstance(v, Parameter)]
+        if not children:
+            return f"{type(self).__name__}({', '.join(settings)})"
+        lines = [", ".join(settings)] if settings else []
+        lines += [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in children]
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
     def zero_grad(self) -> None:
         for p in self.parameters():
             p.grad = None

@@ -344,3 +344,24 @@ def test_saved_files_get_the_usual_permissions(tmp_path):
         os.umask(old)
     assert os.stat(tmp_path / "a.npz").st_mode & 0o777 == 0o644
     assert os.stat(tmp_path / "b.npz").st_mode & 0o777 == 0o664
+
+
+def test_a_module_prints_as_a_pytorch_style_tree():
+    from minigrad.nn import Embedding, Linear, Module
+
+    class Net(Module):
+        def __init__(self):
+            rng = np.random.default_rng(0)
+            self.depth = 2
+            self.emb = Embedding(5, 3, rng=rng)
+            self.layers = [Linear(3, 4, rng=rng), Linear(4, 2, bias=False, rng=rng)]
+
+        def forward(self, x):
+            return x
+
+    assert repr(Linear(3, 4, rng=np.random.default_rng(0))) == (
+        "Linear(in_features=3, out_features=4, weight=(4, 3), bias=(4,))")
+    assert repr(Net()) == ("Net(\n  depth=2\n  (emb): Embedding(weight=(5, 3))\n"
+                           "  (layers.0): Linear(in_features=3, out_features=4, weight=(4, 3), bias=(4,))\n"
+                           "  (layers.1): Linear(in_features=4, out_features=2, weight=(2, 4))\n)")
+    assert "object at 0x" not in repr(Net())
