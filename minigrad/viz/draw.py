@@ -1,10 +1,24 @@
 """``draw_graph``: the graph that made a tensor, as SVG, Graphviz dot, Mermaid or text."""
 from __future__ import annotations
 
+from minigrad.engine import FREED
 from minigrad.files import write_text_atomic
 from minigrad.viz.graph import Graph, build, collapse as collapse_graph
 from minigrad.viz.render import to_dot, to_mermaid, to_svg, to_text
 from minigrad.viz.trace import Trace
+
+class Drawing(str):
+    """A drawing's text (a ``str``) that Jupyter shows as the picture: SVG inline, the other
+    formats as preformatted text."""
+
+    def _repr_svg_(self):
+        return str(self) if self.lstrip().startswith("<svg") else None
+
+    def _repr_html_(self):
+        if self.lstrip().startswith("<svg"):
+            return None
+        return "<pre>" + self.replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
+
 
 FORMATS = {"svg": to_svg, "dot": to_dot, "mermaid": to_mermaid, "text": to_text}
 
@@ -39,8 +53,14 @@ def draw_graph(root, fmt: str = "svg", path=None, *, trace: Trace | None = None,
         raise ValueError(f"draw_graph: fmt must be one of {sorted(FORMATS)}, got {fmt!r}")
     if not hasattr(root, "_parents"):
         raise TypeError(f"draw_graph: root must be a minigrad Tensor, got {type(root).__name__}")
+    if trace is None and root._vjp is FREED:  # backward() released it: one box would mislead
+        raise RuntimeError(
+            f"draw_graph: the graph that made this tensor (op '{root._op}') was freed by "
+            f"backward(); draw it before backward(), call backward(retain_graph=True), or record "
+            f"it with `with minigrad.viz.trace() as tr:` around the forward and backward and "
+            f"draw_graph(root, trace=tr) (that also shows every node's gradient)")
     graph = graph_of(root, trace, names, module, collapse, expand, highlight, grads)
-    text = FORMATS[fmt](graph, title)
+    text = Drawing(FORMATS[fmt](graph, title))
     if path is not None:
         write_text_atomic(path, text)
     return text

@@ -280,3 +280,23 @@ def test_trace_keeps_on_every_node_the_gradient_the_engine_computes():
     assert len(nodes) == 7 and set(tr.grads) == set(nodes)
     for node, g in zip(nodes, want):
         np.testing.assert_allclose(tr.grads[node], g, rtol=1e-12, atol=1e-15)
+
+
+def test_a_drawing_shows_itself_in_jupyter():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    svg, text = draw_graph(y, "svg"), draw_graph(y, "text")
+    assert isinstance(svg, str) and svg._repr_svg_() == svg and svg._repr_html_() is None
+    assert text._repr_svg_() is None and text._repr_html_().startswith("<pre>")
+    assert "<" not in text._repr_html_()[5:-6]
+
+
+def test_drawing_a_graph_that_backward_freed_says_why_and_what_to_do():
+    x = mg.tensor(2.0, requires_grad=True)
+    o = mg.tanh(x * 3.0)
+    o.backward()
+    with pytest.raises(RuntimeError, match=r"op 'tanh'\) was freed by backward\(\).*retain_graph=True.*trace"):
+        draw_graph(o)
+    o = mg.tanh(x * 3.0)
+    o.backward(retain_graph=True)
+    assert "tanh" in draw_graph(o, "text")                   # a retained graph draws
