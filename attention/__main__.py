@@ -18,8 +18,14 @@ import os
 import sys
 
 from attention.demos import DEMOS, run
+from minigrad.draw.console import run_main
+
 
 def main(argv=None) -> int:
+    return run_main(_main, argv)  # any encoding; `| head` stops it quietly
+
+
+def _main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attention",
                                      description="Run the source articles' worked examples.")
     parser.add_argument("demos", nargs="*", metavar="DEMO",
@@ -39,15 +45,10 @@ def main(argv=None) -> int:
     out = None if args.no_svg else args.out
     if out is not None and os.path.exists(out) and not os.path.isdir(out):
         parser.error(f"--out {out!r} exists and is not a folder")
-    try:
-        for i, name in enumerate(args.demos or DEMOS):
-            if i:
-                print("\n" + "=" * 76 + "\n")
-            print(run(name, out_dir=out).text)  # the demos that train use the kernels
-        sys.stdout.flush()  # a closed pipe shows up here, not at exit
-    except BrokenPipeError:  # e.g. `python -m attention | head`: stop quietly, as other tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    for i, name in enumerate(args.demos or DEMOS):
+        if i:
+            print("\n" + "=" * 76 + "\n")
+        print(run(name, out_dir=out).text)  # the demos that train use the kernels
     return 0
 
 

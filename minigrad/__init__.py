@@ -5,6 +5,8 @@
     y = (x * x).sum()
     y.backward()          # x.grad == [2., 4.]
 """
+__version__ = "0.1.0"
+
 from minigrad.modes import detect_anomaly, no_grad
 from minigrad.autograd import grad
 from minigrad.tensor import Tensor, tensor

@@ -89,6 +89,11 @@ def cases(rng: np.random.Generator) -> list:
 
 def main(argv=None) -> int:
     """Check every op (seed 0) and print a table; the exit status is 1 if any fails."""
+    from minigrad.draw.console import run_main
+    return run_main(_print_table, argv)  # any encoding; `| head` stops it quietly
+
+
+def _print_table(argv=None) -> int:
     from minigrad.gradcheck import _check, first_derivative
     parser = argparse.ArgumentParser(prog="python -m minigrad.gradcheck", description=main.__doc__)
     parser.add_argument("--order", type=int, choices=(1, 2), default=1,

@@ -26,6 +26,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.draw import line_plot_svg, line_plot_text
+from minigrad.draw.console import run_main
 
 LAMBDA = 0.1  # the logistic regression's L2 penalty: λ/2 |w|²
 
@@ -100,6 +101,10 @@ def newton_vs_gd(X, y, steps: int = 8, lr: float = 1.0) -> tuple:
 
 
 def main(argv=None) -> int:
+    return run_main(_main, argv)  # any encoding; `| head` stops it quietly
+
+
+def _main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minigrad.higher", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=".", help="folder for the SVGs (default: here)")
     parser.add_argument("--no-svg", action="store_true", help="terminal only")

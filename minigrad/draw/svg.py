@@ -1,4 +1,5 @@
-"""Pictures as standalone SVG documents: a heatmap with a colour bar, and a line plot.
+"""Pictures as standalone SVG documents: a heatmap with a colour bar, and a line plot (with
+an optional second y axis on the right).
 
 ``grid_svg`` lays several documents out as one (a heatmap per attention head, say).
 
@@ -125,18 +126,25 @@ def _colour_bar(bar_x: float, top: float, bar_h: float, scale_label: Optional[st
 
 def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
                   path=None, title: Optional[str] = None, xlabel: str = "", ylabel: str = "",
-                  ylim: Optional[Tuple[float, float]] = None, markers: bool = False) -> str:
+                  ylim: Optional[Tuple[float, float]] = None, markers: bool = False,
+                  right: Optional[Mapping[str, Tuple[Sequence[float], Sequence[float]]]] = None,
+                  right_label: str = "", right_lim: Optional[Tuple[float, float]] = None) -> str:
     """Line plot of series {name: (xs, ys)} as a standalone SVG; also written to path if given.
 
     Ticks fall on round values with gridlines; the legend sits right of the plot so it never
     hides data. NaN or inf leaves a gap in a line; a point with no finite neighbour (say a
     single-point series) still shows as a dot. markers=True puts a dot on every point.
+    ``right``: more series on a second y axis, on the right, with its own ticks, ``right_label``
+    and ``right_lim`` (quantities of another scale, such as a loss and an accuracy); they are
+    drawn dashed with a dot on every point, and their line in the legend is dashed.
     """
     data, (x0, x1), yr = check_series("line_plot_svg", series)
+    rdata, rx, rr = check_series("line_plot_svg", right) if right else ([], (x0, x1), None)
+    x0, x1 = min(x0, rx[0]), max(x1, rx[1])
     y0, y1, yticks, yd = nice_ticks(*(ylim or yr), n=6, expand=ylim is None)
     x0, x1, xticks, xd = nice_ticks(x0, x1, n=7)
     ylabels = [tick_label(t, yd) for t in yticks]
-    names = [fit(name, 40) for name, _, _ in data]
+    names = [fit(name, 40) for name, _, _ in data + rdata]
     pw, ph, cw = 480, 300, 12 * CHAR_W  # plot area, px; width of a character
     left = 18 + (20 if ylabel else 0) + max(len(s) for s in ylabels) * cw
     top = 16 + (24 if title else 0)
@@ -159,7 +167,11 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
     parts += [_series_path(xs, ys, PALETTE[i % len(PALETTE)], px, py, markers)
               for i, (_, xs, ys) in enumerate(data)]
     lx = left + pw + 16
-    parts += _legend(names, lx, top)
+    if rdata:
+        axis, lx = _right_axis(rdata, len(data), rr, right_label, right_lim, left + pw, top, ph,
+                               px)
+        parts += axis
+    parts += _legend(names, lx, top, dashed_from=len(data) if rdata else None)
     if xlabel:
         parts.append(_centred(left + pw / 2, top + ph + 38, xlabel))
     if ylabel:
@@ -168,26 +180,49 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
     return _svg(width, top + ph + (48 if xlabel else 30), parts, path)
 
 
-def _series_path(xs, ys, colour: str, px, py, markers: bool) -> str:
+def _right_axis(rdata, first: int, yr, label: str, ylim, x: float, top: float, ph: float,
+                px) -> tuple:
+    """The second y axis at x (the plot's right edge): its ticks, its label and its series
+    (colours go on from the ``first`` left series, drawn dashed); returns (parts, legend x)."""
+    y0, y1, ticks, decimals = nice_ticks(*(ylim or yr), n=6, expand=ylim is None)
+    py = lambda y: top + (y1 - y) / (y1 - y0) * ph
+    labels = [tick_label(t, decimals) for t in ticks]
+    parts = [f'<g class="right-axis"><line x1="{x:.1f}" y1="{py(t):.1f}" x2="{x + 4:.1f}" '
+             f'y2="{py(t):.1f}" stroke="#444"/><text x="{x + 7:.1f}" y="{py(t) + 4:.1f}">'
+             f'{s}</text></g>' for t, s in zip(ticks, labels)]
+    parts += [_series_path(xs, ys, PALETTE[(first + i) % len(PALETTE)], px, py, True,
+                           dash=True) for i, (_, xs, ys) in enumerate(rdata)]
+    lx = x + 12 + max(len(s) for s in labels) * 12 * CHAR_W
+    if label:  # rotated text's glyphs lie left of its baseline: the baseline 16 px further
+        parts.append(_centred(lx + 16, top + ph / 2, label, upwards=True,
+                              attrs='class="right-label"'))
+        lx += 24
+    return parts, lx + 10
+
+
+def _series_path(xs, ys, colour: str, px, py, markers: bool, dash: bool = False) -> str:
     """One series, clipped to the plot: a path per run of finite points, and dots on every
-    point (``markers``) or only on points with no finite neighbour."""
+    point (``markers``) or only on points with no finite neighbour; dashed if ``dash``."""
     runs = segments(xs, ys)
     d = " ".join("M " + " L ".join(f"{px(xs[k]):.1f} {py(ys[k]):.1f}" for k in run)
                  for run in runs)
     dots = [k for run in runs for k in run if markers or len(run) == 1]
+    style = ' stroke-dasharray="6 3"' if dash else ""
     return (f'<g clip-path="url(#plot-area)"><path class="series" d="{d}" '
-            f'fill="none" stroke="{colour}" stroke-width="2"/>'
+            f'fill="none" stroke="{colour}" stroke-width="2"{style}/>'
             + "".join(f'<circle cx="{px(xs[k]):.1f}" cy="{py(ys[k]):.1f}" r="3" '
                       f'fill="{colour}"/>' for k in dots) + "</g>")
 
 
-def _legend(names: Sequence[str], lx: float, top: float) -> list:
-    """A line of each series' colour and its name, one under the other, from (lx, top)."""
+def _legend(names: Sequence[str], lx: float, top: float, dashed_from: Optional[int] = None) -> list:
+    """A line of each series' colour and its name, one under the other, from (lx, top); the
+    lines from index ``dashed_from`` on are dashed (the right axis's series)."""
     parts = []
     for i, name in enumerate(names):
         y = top + 10 + 20 * i
+        dash = ' stroke-dasharray="6 3"' if dashed_from is not None and i >= dashed_from else ""
         parts.append(f'<g class="legend"><line x1="{lx:.1f}" y1="{y}" x2="{lx + 22:.1f}" '
-                     f'y2="{y}" stroke="{PALETTE[i % len(PALETTE)]}" stroke-width="2"/>'
+                     f'y2="{y}" stroke="{PALETTE[i % len(PALETTE)]}" stroke-width="2"{dash}/>'
                      f'<text x="{lx + 28:.1f}" y="{y + 4}">{_esc(name)}</text></g>')
     return parts
 

@@ -12,6 +12,7 @@ import os
 import sys
 
 import minigrad as mg
+from minigrad.draw.console import run_main
 from minigrad.viz import FORMATS, draw_graph, trace
 
 EXTENSIONS = {"svg": "svg", "dot": "dot", "mermaid": "mmd", "text": "txt"}
@@ -33,6 +34,10 @@ def neuron(fmt: str = "text", path=None) -> str:
 
 
 def main(argv=None) -> int:
+    return run_main(_main, argv)  # any encoding; `| head` stops it quietly
+
+
+def _main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m minigrad.viz", description=__doc__.split("\n\n")[0])
     p.add_argument("--fmt", choices=sorted(FORMATS), default="text")
     p.add_argument("--out", help="folder to write neuron.<ext> into (default: print only)")

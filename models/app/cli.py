@@ -4,6 +4,8 @@ The command line itself (its parsers, the ``--help`` text, the checks on options
 ``options.py``, and ``translate`` in ``translate.py``; here are train, the demo, compare-length,
 compare-scores, compare-models and inspect, and ``main``, which runs one of them with the BLAS
 threads asked for and turns a bad input into a one-line error and exit status 2 (Ctrl-C: 130).
+Output goes through ``minigrad.draw.console``: any encoding works (what it cannot write comes
+out as ASCII) and a reader that stops early (``| head``) ends the run quietly.
 """
 from __future__ import annotations
 
@@ -13,6 +15,9 @@ import signal
 import sys
 import time
 
+import numpy as np
+
+from minigrad.draw.console import run_main
 from minigrad.runtime import blas
 from models.app.checkpoint import CheckpointError
 from models.app.compare import (CompareConfig, ScoresConfig, compare_length, compare_scores,
@@ -29,8 +34,10 @@ from models.app.pictures import (by_length_svg, by_length_table, by_length_text,
 from models.app.runs import (foreign_files, free_name, fresh_folder, holds_checkpoint, run_lock,
                              stop_on_ctrl_c, writable_folder)
 from models.app.progress import fmt_time
-from models.app.train import Trainer, TrainConfig
+from models.app.train import POOL, Trainer, TrainConfig
 from models.app.translate import cmd_translate, show
+from models.seq2seq import masked_cross_entropy
+from models.vocab import pad_batch
 
 DEMO_DATES = ("Thursday, August 29, 2018", "3rd Mar '95", "12/25/2019", "the 5th of November 1605")
 
@@ -77,9 +84,14 @@ def _train(trainer: Trainer, out: str, time_limit=None) -> None:
               if holds_checkpoint(out) else "\naborted before the first checkpoint: nothing was "
               "saved", file=sys.stderr)
         raise
+    path = os.path.join(out, "training.svg")
     if trainer.state.history or trainer.state.curve:
-        curves_svg(trainer.state, os.path.join(out, "training.svg"))
-    print(f"checkpoint: {out}  (loss curve: {os.path.join(out, 'training.svg')})")
+        curves_svg(trainer.state, path)
+        drawn = f"loss curve: {path}"
+    else:  # e.g. --time-limit 0: nothing measured, so nothing drawn
+        drawn = "no loss curve: it stopped before a point of the curve was measured"
+    saved = "checkpoint" if holds_checkpoint(out) else "nothing saved in"
+    print(f"{saved}: {out}  ({drawn})")
     if flag:  # stopped by Ctrl-C, checkpoint written: exit as an interrupted program does
         raise KeyboardInterrupt
 
@@ -109,6 +121,8 @@ def cmd_train(a) -> None:
                       epochs=a.epochs, target=a.target, teacher_forcing=a.teacher_forcing,
                       seed=a.seed, schedule=a.schedule)
     trainer = Trainer.create(cfg, model_config(a))
+    if not a.given - {"out", "overwrite"}:  # a bare `train`: what it starts, how long here
+        print(plan_line(trainer, estimate_seconds(trainer)))
     out = _train_folder(a)
     with run_lock(out):
         _check_out(a, out)
@@ -194,7 +208,50 @@ def cmd_compare_models(a) -> None:
     print("pictures written to " + " and ".join(paths))
 
 
+def estimate_seconds(trainer: Trainer, batches: int = 5) -> float:
+    """The longest the run can take on this machine: forward and backward of a few batches
+    (cut, as training cuts them, from a pool sorted by length) and a greedy pass over 100
+    held-out pairs, timed here and scaled to every epoch's batches and evaluation. The weights,
+    the optimizer and the training generator are left untouched."""
+    cfg, model, bs = trainer.config, trainer.model, trainer.config.batch_size
+    rng = np.random.default_rng(0)  # not the run's generator: the run stays reproducible
+    pool = sorted(range(min(len(trainer.src), POOL * bs)), key=lambda i: len(trainer.src[i]))
+    cut = [pool[i:i + bs] for i in range(0, len(pool), bs)]
+    times = []
+    for k in [0] + list(np.linspace(0, len(cut) - 1, batches).round().astype(int)):
+        src, src_mask = pad_batch([trainer.src[i] for i in cut[k]])      # (B, S) each
+        tgt, tgt_mask = pad_batch([trainer.tgt[i] for i in cut[k]])      # (B, T) each
+        t0 = time.perf_counter()
+        logits, _ = model(src, tgt, src_mask, cfg.teacher_forcing, rng)  # (B, T, V)
+        masked_cross_entropy(logits, tgt, tgt_mask).backward()
+        times.append(time.perf_counter() - t0)
+    trainer.optimizer.zero_grad()
+    per_batch = float(np.mean(times[1:]))  # the first batch warms up (allocations): not counted
+    val = trainer.data.val[:100]
+    t0 = time.perf_counter()
+    trainer.evaluate(val)
+    per_eval = (time.perf_counter() - t0) * len(trainer.data.val) / max(len(val), 1)
+    n_batches = -(-len(trainer.src) // bs)
+    return cfg.epochs * (n_batches * per_batch + per_eval)
+
+
+def plan_line(trainer: Trainer, seconds: float) -> str:
+    """What a run will do and about how long it takes (at most: it may stop at its target)."""
+    cfg, c = trainer.config, trainer.model.config
+    minutes = max(1, round(seconds / 60))
+    stop = f", or less: it stops at {100 * cfg.target:g}% held-out exact match" \
+        if cfg.target <= 1 else ""
+    return (f"training {c.decoder} on {cfg.task}: {cfg.epochs} epochs of {len(trainer.src)} pairs, "
+            f"about {minutes} minute{'s' * (minutes != 1)} on this machine (measured on a few "
+            f"batches{stop}); Ctrl-C stops and keeps the checkpoint")
+
+
 def main(argv=None) -> int:
+    """Run the command line ``argv``; any output encoding, and quiet on a closed pipe."""
+    return run_main(_main, argv)
+
+
+def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     a = parser.parse_args(argv)
@@ -214,6 +271,8 @@ def main(argv=None) -> int:
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # more Ctrl-C: we are exiting already
         print("interrupted (Ctrl-C)", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): run_main ends quietly
+        raise
     except (CheckpointError, ValueError, FloatingPointError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

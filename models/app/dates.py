@@ -203,4 +203,7 @@ before the model reads a text: leading, trailing and repeated spaces (tabs, newl
   removed, a space before a comma too, and typographic quotes and dashes become ' and -
 the output is checked as a real calendar date: a warning when it is not; with --beam K the
   best of the K hypotheses that is a real date is shown
+nothing is made up: a text without a year, a month or a day (May 3rd, Aug 2018, 5/3) or with
+  a year outside 1000-9999 (May 3 999) is refused with the reason; a time after the date
+  (2018-08-29T12:00:00, May 3, 2020 14:30) is cut off, and translate says so
 """

@@ -8,9 +8,16 @@
   (``03/04/2020``) can be read two ways. The model reads it day first (the convention the
   training data follows, see ``models.app.dates``); ``month_first`` swaps the two numbers, so
   the same model reads such input month first.
+- ``split_time``: a time after the date (``2018-08-29T12:00:00``, ``May 3 2020 14:30``) is cut
+  off, and translate says so: the model reads dates, and a time would change its reading.
+- ``missing``: the model always writes a whole date, so a text that lacks a year, a month or
+  a day (``May 3rd``, ``Aug 2018``, ``5/3``) or has a year outside 1000-9999 (``May 3 999``)
+  would get one made up. Such a text is refused, with a one-line reason, before the model
+  reads it.
 - ``calendar_error``: the decoded text must be a real calendar date, ``YYYY-MM-DD``.
 - ``read_dates``: all of it, with greedy or beam decoding (beam: the best hypothesis that is a
-  real date wins); each ``Reading`` carries the notes ``translate`` prints.
+  real date wins); each ``Reading`` carries the notes ``translate`` prints, or why it was
+  refused.
 - ``wild_dates``: the hand-written test set shipped with the package (``wild_dates.tsv``).
 """
 from __future__ import annotations
@@ -20,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 
-from models.app.dates import two_digit_year
+from models.app.dates import MONTHS, WEEKDAY_ABBREVS, WEEKDAYS, two_digit_year
 from models.vocab import pad_batch
 
 CONVENTIONS = ("day-first", "month-first")
@@ -30,6 +37,16 @@ _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2010": "-", "\u20
 _NUMERIC = re.compile(r"(?P<pre>(?:[A-Za-z]+\.?,? )?)(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})"
                       r"(?P=sep)(?P<year>\d{2}|\d{4})")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
+# A time after the date: T or a space (or ", " or " at "), h:mm[:ss[.fff]], am/pm, a zone.
+_TIME = re.compile(r"(?:T|,? (?:at )?)\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?: ?[ap]\.?m\.?)?"
+                   r"(?: ?(?:Z|UTC|GMT|[+-]\d{2}:?\d{2}))?$", re.IGNORECASE)
+# The parts of a date as typed: an ordinal day (3rd), a year after an apostrophe ('95),
+# a run of digits, or a word.
+_PART = re.compile(r"(?P<ordinal>\d+(?:st|nd|rd|th)\b)|'(?P<yy>\d{2})\b|(?P<number>\d+)"
+                   r"|(?P<word>[a-z]+)")
+_NOT_MONTHS = ({w.lower() for w in WEEKDAYS} | {w[:3].lower() for w in WEEKDAYS}
+               | {a.lower() for abbrevs in WEEKDAY_ABBREVS.values() for a in abbrevs}
+               | {"the", "of", "on"})
 
 
 def normalise(text: str) -> str:
@@ -67,6 +84,59 @@ def month_first(text: str) -> str:
     return f"{m['pre']}{m['b']}{m['sep']}{m['a']}{m['sep']}{m['year']}"
 
 
+def split_time(text: str) -> tuple:
+    """(the date, the time part after it or "") of a normalised text."""
+    m = _TIME.search(text)
+    return (text, "") if m is None or m.start() == 0 else (text[:m.start()], text[m.start():])
+
+
+def missing(text: str) -> str | None:
+    """Why the model would have to invent part of the date in ``text`` (normalised, its time
+    cut off): which of the year, the month and the day it lacks, or a year outside 1000-9999;
+    None when the text names all three. Any word that is not a weekday counts as a month name
+    (misspelled ones too): the model reads the name, this only counts the parts."""
+    words, days, years, small, bad = 0, 0, 0, [], []
+    for m in _PART.finditer(text.lower()):
+        if m["word"]:
+            words += m["word"] not in _NOT_MONTHS
+        elif m["ordinal"]:
+            days += 1
+        elif m["yy"]:
+            years += 1
+        elif len(m["number"]) <= 2:
+            small.append(m["number"])
+        elif len(m["number"]) == 4 and int(m["number"]) >= 1000:
+            years += 1
+        else:
+            bad.append(m["number"])
+    numbers = days + years + len(small) + len(bad)
+    if not words and numbers == 1 and bad and len(bad[0]) == 8:
+        return None  # 20230815: year, month and day in one run of digits
+    if bad:
+        return (f"the year {bad[0]} is outside 1000-9999, the years the model reads" if
+                len(bad[0]) <= 5 else f"{bad[0]} is no year, month or day the model reads")
+    if words:  # a month name, so a day and a year besides it; a plain number fills either
+        day = days > 0 or len(small) > 0
+        year = years > 0 or len(small) >= (1 if days else 2)
+        return _absent([p for p, there in (("year", year), ("day", day)) if not there])
+    if numbers >= 3:  # numbers only: a day, a month and a year
+        return None
+    if numbers == 2:  # 5/3, 2018-08
+        return _absent(["day"] if years else ["year"])
+    return _absent(["month", "day"] if years else ["year", "month"] if numbers else
+                   ["year", "month", "day"])
+
+
+def _absent(parts: list) -> str | None:
+    """The refusal for a text without ``parts`` (["year", "day"], say)."""
+    if not parts:
+        return None
+    named = ["no " + p for p in parts]
+    named = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    return (f"it names {named}, so the model would make {'them' if len(parts) > 1 else 'it'} "
+            "up: write the whole date (e.g. 3 May 2024)")
+
+
 def calendar_error(iso: str) -> str | None:
     """None when ``iso`` is a real calendar date written YYYY-MM-DD, else what is wrong."""
     if not _ISO.fullmatch(iso):
@@ -87,13 +157,17 @@ class Reading:
     translation: object  # models.decoding.Translation (tokens, weights, score)
     notes: list = field(default_factory=list)  # what translate says besides the output
     valid: bool = True
+    refused: str | None = None  # why the model did not read it (then output is "")
 
 
 def _notes(text: str, seen: str, convention: str) -> list:
-    """What to tell the user about normalisation and ambiguity."""
+    """What to tell the user about normalisation, a time cut off and ambiguity."""
     notes, clean = [], normalise(text)
-    if clean != text:
-        notes.append(f"normalised to {clean!r} (spaces, quotes and dashes)")
+    clean, time = split_time(clean)
+    if clean + time != text:
+        notes.append(f"normalised to {clean + time!r} (spaces, quotes and dashes)")
+    if time:
+        notes.append(f"the time {time.strip()!r} is not read: only the date {clean!r} is")
     amb = ambiguity(clean)
     if amb is not None:
         if convention == "day-first":
@@ -110,18 +184,24 @@ def read_dates(model, src_vocab, tgt_vocab, texts, beam: int = 0, length_penalty
     """A ``Reading`` per text: normalised, rewritten for ``convention``, decoded, checked."""
     if convention not in CONVENTIONS:
         raise ValueError(f"read_dates: convention must be one of {CONVENTIONS}, got {convention!r}")
-    seen = [normalise(t) for t in texts]
+    seen = [split_time(normalise(t))[0] for t in texts]
     if convention == "month-first":
         seen = [month_first(s) for s in seen]
     for t, s in zip(texts, seen):
         if not s:
             raise ValueError(f"translate: {t!r} holds no text once spaces are removed")
-    src, mask = pad_batch([src_vocab.encode(s) for s in seen])  # (B, S) each
+    refused = [missing(s) for s in seen]
+    read = [k for k, why in enumerate(refused) if why is None]  # the texts the model reads
+    readings = [Reading(t, s, "", None, [], False, why) for t, s, why in zip(texts, seen, refused)]
+    if not read:
+        return readings
+    src, mask = pad_batch([src_vocab.encode(seen[k]) for k in read])  # (B, S) each
     outs = (model.beam(src, beam, length_penalty, max_len, mask) if beam
             else model.greedy(src, max_len, mask))
-    readings = [Reading(t, s, tgt_vocab.decode(o.tokens), o, _notes(t, s, convention))
-                for t, s, o in zip(texts, seen, outs)]
-    for b, r in enumerate(readings):
+    for k, o in zip(read, outs):
+        readings[k] = Reading(texts[k], seen[k], tgt_vocab.decode(o.tokens), o,
+                              _notes(texts[k], seen[k], convention))
+    for b, r in ((b, readings[k]) for b, k in enumerate(read)):
         error = calendar_error(r.output)
         if error is not None and beam:  # the best hypothesis that is a real date, if any
             is_date = lambda ids: calendar_error(tgt_vocab.decode(ids)) is None
@@ -131,7 +211,7 @@ def read_dates(model, src_vocab, tgt_vocab, texts, beam: int = 0, length_penalty
                 r.notes.append(f"the most likely output {r.output!r} is {error}; shown: the best "
                                f"of the {beam} beam hypotheses that is a real date")
                 r.output, r.translation, error = tgt_vocab.decode(out.tokens), out, None
-        amb = ambiguity(normalise(r.text))
+        amb = ambiguity(split_time(normalise(r.text))[0])
         want = amb and (amb.day_first if convention == "day-first" else amb.month_first)
         if error is None and want and r.output != want:
             r.notes.append(f"WARNING: the model wrote {r.output!r}, not this reading: do not trust it")
@@ -159,5 +239,6 @@ def wild_accuracy(model, src_vocab, tgt_vocab, pairs=None) -> tuple:
     """(exact-match rate, [(text, want, got) wrong]) of greedy reading on the wild set."""
     pairs = wild_dates() if pairs is None else pairs
     readings = read_dates(model, src_vocab, tgt_vocab, [t for t, _ in pairs])
-    wrong = [(t, want, r.output) for (t, want), r in zip(pairs, readings) if r.output != want]
+    wrong = [(t, want, r.output or f"(refused: {r.refused})") for (t, want), r
+             in zip(pairs, readings) if r.output != want]
     return 1 - len(wrong) / len(pairs), wrong

@@ -39,9 +39,21 @@ MAX_DECODE = 1000  # --max-len: output characters per text (the toy tasks need <
 RESUME_OPTIONS = {"resume", "out", "time_limit"}  # the train options --resume goes with
 
 
+class _HelpWithDefaults(argparse.RawDescriptionHelpFormatter,
+                        argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` shows each option's default, unless its help already says it or there is
+    none to show (None, an off flag); descriptions and epilogs keep their line breaks."""
+
+    def _get_help_string(self, action):
+        unset = action.default is None or action.default is False  # 0 is a default to show
+        if unset or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def _model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
-    g.add_argument("--decoder", choices=DECODERS, default="bahdanau")
+    g.add_argument("--decoder", choices=DECODERS, default="bahdanau", help="the decoder")
     g.add_argument("--score", choices=sorted(set(SCORES + LUONG_SCORES)), default=None,
                    help="attention score (default: additive for bahdanau, general for luong)")
     g.add_argument("--embed", type=int, default=32, help="embedding size E")
@@ -64,33 +76,37 @@ def _model_options(p: argparse.ArgumentParser) -> None:
                    "(source 003 §6; every decoder with attention)")
     g.add_argument("--reset-before", action="store_true",
                    help="Cho et al. 2014's GRU (reset gate before W_hn) instead of PyTorch's")
-    g.add_argument("--dtype", choices=sorted(DTYPES), default="float32")
+    g.add_argument("--dtype", choices=sorted(DTYPES), default="float32",
+                   help="floating-point type of the weights")
     t = p.add_argument_group("transformer (--decoder transformer)")
     t.add_argument("--layers", type=int, default=2, help="layers per stack L")
     t.add_argument("--heads", type=int, default=4, help="attention heads h")
     t.add_argument("--d-model", type=int, default=64, help="model width D")
     t.add_argument("--ff", type=int, default=None, help="feed-forward width (default 2D)")
-    t.add_argument("--activation", choices=("relu", "gelu"), default="relu")
-    t.add_argument("--positions", choices=("sinusoidal", "learned"), default="sinusoidal")
+    t.add_argument("--activation", choices=("relu", "gelu"), default="relu",
+                   help="feed-forward activation")
+    t.add_argument("--positions", choices=("sinusoidal", "learned"), default="sinusoidal",
+                   help="position encodings")
 
 
 def _train_options(p: argparse.ArgumentParser, task: str = "dates") -> None:
     g = p.add_argument_group("training")
-    g.add_argument("--task", choices=sorted(TASKS), default=task)
-    g.add_argument("--n-train", type=int, default=20000)
-    g.add_argument("--n-val", type=int, default=1000)
-    g.add_argument("--min-len", type=int, default=3, help="copy/reverse/sort source lengths")
-    g.add_argument("--max-len", type=int, default=10)
-    g.add_argument("--epochs", type=int, default=20)
-    g.add_argument("--batch-size", type=int, default=64)
-    g.add_argument("--lr", type=float, default=3e-3)
+    g.add_argument("--task", choices=sorted(TASKS), default=task, help="what to learn")
+    g.add_argument("--n-train", type=int, default=20000, help="training pairs")
+    g.add_argument("--n-val", type=int, default=1000, help="held-out pairs")
+    g.add_argument("--min-len", type=int, default=3, help="copy/reverse/sort: shortest source")
+    g.add_argument("--max-len", type=int, default=10, help="copy/reverse/sort: longest source")
+    g.add_argument("--epochs", type=int, default=20, help="at most this many epochs")
+    g.add_argument("--batch-size", type=int, default=64, help="pairs per batch")
+    g.add_argument("--lr", type=float, default=3e-3, help="Adam's step size (its peak, cosine)")
     g.add_argument("--schedule", choices=("cosine", "constant"), default="cosine",
                    help="step size: warm-up then cosine decay to 5%% of --lr (default), or constant")
     g.add_argument("--clip", type=float, default=1.0, help="max global gradient norm")
     g.add_argument("--target", type=float, default=0.99,
-                   help="stop at this held-out exact match (default 0.99)")
-    g.add_argument("--teacher-forcing", type=float, default=1.0)
-    g.add_argument("--seed", type=int, default=0)
+                   help="stop at this held-out exact match")
+    g.add_argument("--teacher-forcing", type=float, default=1.0,
+                   help="share of decoder steps fed the true previous token")
+    g.add_argument("--seed", type=int, default=0, help="seeds the data, the weights and training")
     g.add_argument("--time-limit", type=float, default=None, help="stop after this many seconds")
 
 
@@ -158,7 +174,8 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     threads.add_argument("--threads", type=int, default=argparse.SUPPRESS,  # with no default
                          help=threads_help)  # there, so it cannot undo one given before
     sub = parser.add_subparsers(dest="command")
-    add = lambda name, **kw: sub.add_parser(name, parents=[threads], **kw)
+    add = lambda name, **kw: sub.add_parser(name, parents=[threads],
+                                            formatter_class=_HelpWithDefaults, **kw)
     _demo_options(add("demo", help="the main demo (what no arguments runs)"))
     train = add("train", help="train a model and checkpoint it")
     _model_options(train)
@@ -167,7 +184,7 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     if train_defaults:
         train.set_defaults(**train_defaults)
     _translate_options(add("translate", help="translate text with a trained checkpoint",
-                           epilog=dates.HELP, formatter_class=argparse.RawDescriptionHelpFormatter))
+                           epilog=dates.HELP))
     _inspect_options(add("inspect", help="source 003 §6's debugging checks on a saved run: "
                          "diagonality, lazy attention, entropy per step, gradient through "
                          "attention vs recurrence"))

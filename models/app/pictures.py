@@ -3,7 +3,8 @@
 * ``alignment_text`` / ``alignment_svg``: the alignment matrix α (T_out, S) of one translation,
   output tokens down the side, source characters along the top -- row t shows where the
   decoder looked while it wrote token t.
-* ``curves_svg``: training loss and held-out exact match against the step, one y axis.
+* ``curves_svg``: training loss (left axis) and held-out exact match (right axis)
+  against the step.
 * ``by_length_text`` / ``by_length_svg``: exact match against source length, one line per model.
 * ``heads_text`` / ``heads_svg``: a Transformer's attention per head, next to Bahdanau's.
 """
@@ -53,19 +54,24 @@ def alignment_svg(translation: Translation, text: str, src_vocab: Vocab, tgt_voc
 
 
 def curves_svg(state, path) -> str:
-    """Training loss (per token, every few steps) and held-out exact match (a fraction, per
-    epoch) against the optimizer step, from a ``TrainState``, on one y axis that says both."""
-    series = {}
-    if state.curve:
-        series["train loss (per token)"] = ([c[0] for c in state.curve], [c[1] for c in state.curve])
-    if state.history:
-        series["held-out exact match (per epoch)"] = ([h["step"] for h in state.history],
-                                          [h["val_exact"] for h in state.history])
-    ys = np.concatenate([np.asarray(y, dtype=float) for _, y in series.values()])  # every y plotted
-    top = max([1.0] + list(ys[np.isfinite(ys)]))  # room above exact match 1.0 and the loss
-    return line_plot_svg(series, path=path, title="training: loss and held-out exact match",
-                         xlabel="step", ylabel="loss per token / exact match (fraction)",
-                         ylim=(0.0, 1.05 * top))
+    """Training loss (per token, every few steps; left axis) and held-out exact match (a
+    fraction, per epoch; right axis, 0..1.05) against the optimizer step, from a ``TrainState``.
+    Each has its own axis, so an accuracy near 1 is not squashed under a loss of 3."""
+    loss = {"train loss (per token)": ([c[0] for c in state.curve], [c[1] for c in state.curve])}
+    exact = {"held-out exact match (per epoch)": ([h["step"] for h in state.history],
+                                                  [h["val_exact"] for h in state.history])}
+    if not state.curve:  # shorter than one point of the loss curve: exact match alone
+        return line_plot_svg(exact, path=path, title="training: held-out exact match",
+                             xlabel="step", ylabel="exact match (fraction)", ylim=(0.0, 1.05),
+                             markers=True)
+    ys = np.asarray(loss["train loss (per token)"][1], dtype=float)
+    top = max([0.0] + list(ys[np.isfinite(ys)]))
+    return line_plot_svg(loss, path=path, title="training: loss and held-out exact match",
+                         xlabel="step", ylabel="loss per token", ylim=(0.0, 1.05 * top or 1.0),
+                         right=exact if state.history else None,
+                         right_label="held-out exact match (fraction)",
+                         right_lim=(0.0, 1.05),  # 1.0 shows clear of the frame
+                         markers=False)
 
 
 def by_length_series(results: dict) -> dict:

@@ -2,7 +2,8 @@
 with its alignment (a terminal heatmap, optionally SVG files).
 
 ``translate_texts`` decodes any task's texts (greedy or beam); a dates checkpoint goes through
-``datetext.read_dates`` instead, which normalises the text and reports ambiguous dates.
+``datetext.read_dates`` instead, which normalises the text, reports ambiguous dates, cuts a
+time off and refuses a date with its year, month or day missing (the model would invent it).
 ``show`` prints the results (the main demo uses it too).
 """
 from __future__ import annotations
@@ -48,6 +49,9 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
     ``results``: (text, Translation) pairs, or ``datetext.Reading``s (with their notes)."""
     k = 1
     for item in results:
+        if getattr(item, "refused", None):  # a date with a part missing: nothing was read
+            print(f"{item.text!r} -> refused: {item.refused}\n")
+            continue
         typed, text, out, notes = ((item.text, item.model_input, item.translation, item.notes)
                                    if hasattr(item, "notes") else (item[0], *item, []))
         print(f"{typed!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")

@@ -274,3 +274,21 @@ def test_line_plot_text_has_the_requested_size(width, height):
 def test_line_plot_text_too_small_raises():
     with pytest.raises(ValueError, match="line_plot_text: width 80 x height 5"):
         line_plot_text(training_curves(), height=5)
+
+
+def test_line_plot_svg_draws_right_series_on_a_second_axis():
+    """A second y axis: its own ticks on the right, its series dashed (in the legend too)."""
+    svg = line_plot_svg({"loss": ([0, 10], [0.0, 8.0])}, right={"acc": ([0, 10], [0.0, 1.0])},
+                        right_label="accuracy", right_lim=(0.0, 1.0))
+    root = ET.fromstring(svg)
+    frame = next(r for r in root.iter(NS + "rect") if r.get("class") == "frame")
+    top, height = float(frame.get("y")), float(frame.get("height"))
+    paths = [p for p in root.iter(NS + "path") if p.get("class") == "series"]
+    loss, acc = [[float(v) for v in p.get("d").split()[2::3]] for p in paths]  # the y of each point
+    assert abs(loss[1] - top) < 1 and abs(acc[1] - top) < 1  # each top value at the top edge
+    assert paths[1].get("stroke-dasharray") and not paths[0].get("stroke-dasharray")
+    ticks = ["".join(g.itertext()) for g in root.iter(NS + "g") if g.get("class") == "right-axis"]
+    assert ticks == ["0.0", "0.2", "0.4", "0.6", "0.8", "1.0"]
+    assert ">accuracy</text>" in svg
+    legend = [g for g in root.iter(NS + "g") if g.get("class") == "legend"]
+    assert [next(g.iter(NS + "line")).get("stroke-dasharray") for g in legend] == [None, "6 3"]

@@ -22,7 +22,7 @@ def test_every_score_gets_the_same_steps_and_is_reported():
         assert r["seconds"] > 0
     table = scores_table(results)
     for name in results:
-        assert re.search(re.escape(name) + r" +\d+\.\d% +\d+\.\d% +\d+\.\ds", table)
+        assert re.search(re.escape(name) + r" +\d+\.\d% +\d+\.\d% +\d+ +\d+\.\ds", table)
 
 
 @pytest.mark.slow
@@ -31,3 +31,23 @@ def test_cli_prints_the_table(capsys):
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "dot (Luong)" in out and "additive (Bahdanau)" in out and "exact match" in out
+
+
+def test_the_table_reports_the_weights_kept_not_the_last_epoch(monkeypatch):
+    """A run that got worse ends with its best epoch's weights: the figures are that epoch's."""
+    import models.app.compare as compare
+
+    class Worse(compare.Trainer):
+        def run(self, log=print, **kw):
+            self.state.history = [
+                {"epoch": 1, "step": 5, "val_exact": 0.756, "val_token_acc": 0.9},
+                {"epoch": 2, "step": 10, "val_exact": 0.526, "val_token_acc": 0.8}]
+            self.state.best, self.state.step = {"epoch": 1, "val_exact": 0.756}, 10
+            return self.state
+
+    monkeypatch.setattr(compare, "Trainer", Worse)
+    results = compare_scores(ScoresConfig(**TINY), runs=SCORE_RUNS[:1])
+    r = results["dot (Luong)"]
+    assert (r["exact"], r["token_acc"], r["epoch"]) == (0.756, 0.9, 1)
+    row = scores_table(results).splitlines()[1].split()
+    assert row[2:5] == ["75.6%", "90.0%", "1"]

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from models.app.data import make_task
 from models.app.dates import (CASES, DATE_MAX, DATE_MIN, FORMS, HELP, WIDE_MAX, WIDE_MIN,
                               date_pairs, date_text, ordinal, two_digit_year)
-from models.app.datetext import (ambiguity, calendar_error, month_first, normalise, read_dates,
-                                 wild_accuracy, wild_dates)
+from models.app.datetext import (ambiguity, calendar_error, missing, month_first, normalise,
+                                 read_dates, split_time, wild_accuracy, wild_dates)
 from models.decoding import Translation
 from models.vocab import Vocab
 
@@ -217,3 +217,45 @@ def test_beam_shows_the_best_real_date_or_warns():
     r = read_dates(model, src_vocab, tgt_vocab, ["Sept. 31st, 2021"], beam=4)[0]
     assert r.output == "2021-09-31" and not r.valid
     assert "WARNING: none of the 4 beam hypotheses is a real date" in r.notes[-1]
+
+
+# ---------------------------------------------------------------- nothing made up
+
+@pytest.mark.parametrize("text, why", [
+    ("May 3rd", "it names no year,"), ("3 may", "it names no year,"),
+    ("Aug 2018", "it names no day,"), ("April 2023", "it names no day,"),
+    ("5/3", "it names no year,"), ("2018-08", "it names no day,"),
+    ("2018", "it names no month and no day,"), ("May", "it names no year and no day,"),
+    ("May 3 999", "the year 999 is outside 1000-9999"),
+    ("3/5/0999", "the year 0999 is outside 1000-9999")])
+def test_a_date_with_a_part_missing_is_refused_not_made_up(text, why):
+    """The model always writes a whole date, so it never reads one that lacks a part."""
+    src_vocab, tgt_vocab = Vocab("0123456789 ,/'-ADMadgilprsuy"), Vocab("0123456789-")
+    model = Stub(tgt_vocab, ["2033-05-03", "1999-05-03"])
+    got = read_dates(model, src_vocab, tgt_vocab, [text, "3 May 1999"])
+    assert got[0].refused.startswith(why) and got[0].output == "" and not got[0].valid
+    assert got[1].refused is None and got[1].output == "2033-05-03"  # the only text read
+    assert [src_vocab.decode(s) for s in model.seen] == ["3 May 1999"]
+    assert missing(normalise(text)) == got[0].refused
+    acc, wrong = wild_accuracy(model, src_vocab, tgt_vocab, [(text, "2033-05-03")])
+    assert acc == 0 and wrong == [(text, "2033-05-03", f"(refused: {got[0].refused})")]
+
+
+def test_every_wild_date_names_its_year_month_and_day():
+    assert [t for t, _ in wild_dates() if missing(split_time(normalise(t))[0])] == []
+
+
+@pytest.mark.parametrize("text, date, time", [
+    ("2018-08-29T12:00:00", "2018-08-29", "T12:00:00"),
+    ("2018-08-29T12:00:00.5+02:00", "2018-08-29", "T12:00:00.5+02:00"),
+    ("May 3, 2020 14:30", "May 3, 2020", " 14:30"),
+    ("3 May 2020 at 2:30 pm", "3 May 2020", " at 2:30 pm"),
+    ("3 May 2020", "3 May 2020", "")])
+def test_a_time_after_the_date_is_cut_off_and_said(text, date, time):
+    assert split_time(text) == (date, time)
+    src_vocab, tgt_vocab = Vocab("0123456789 ,:.+/'-TMapmty"), Vocab("0123456789-")
+    r = read_dates(Stub(tgt_vocab, ["2018-08-29"]), src_vocab, tgt_vocab, [text])[0]
+    assert r.model_input == date and r.refused is None
+    said = [n for n in r.notes if "is not read" in n]
+    assert said == ([f"the time {time.strip()!r} is not read: only the date {date!r} is"]
+                    if time else [])

@@ -86,14 +86,32 @@ def test_training_curves_say_what_each_line_is_and_keep_1_0_off_the_frame(tmp_pa
                             history=[{"step": 313, "val_exact": 1.0},
                                      {"step": 626, "val_exact": 1.0}])
     svg = curves_svg(state, tmp_path / "training.svg")
-    for words in ("training: loss and held-out exact match",
-                  "loss per token / exact match (fraction)", "step"):
+    for words in ("training: loss and held-out exact match", "loss per token",
+                  "held-out exact match (fraction)", "step"):
         assert f">{words}</text>" in svg
     (top, bottom), (loss, exact) = series_points(svg)
     assert all(top < y < bottom for _, y in exact)  # not hidden in the frame line
     low = SimpleNamespace(curve=[(1, 0.5), (2, 0.2)], history=[{"step": 2, "val_exact": 1.0}])
     (top, _), (_, exact) = series_points(curves_svg(low, tmp_path / "low.svg"))
     assert exact[0][1] > top + 3  # with every loss below 1, 1.0 is still inside
+
+
+def test_exact_match_has_its_own_axis_whatever_the_loss(tmp_path):
+    """Accuracy 1.0 sits near the top on the right axis (0..1.05), not squashed under a loss
+    of 8 as on one shared axis; the right axis has its ticks, and a run too short for a point
+    of the loss curve still draws its exact match."""
+    state = SimpleNamespace(curve=[(25 * k, 8.0 / k) for k in range(1, 26)],
+                            history=[{"step": 313, "val_exact": 0.5}, {"step": 626, "val_exact": 1.0}])
+    svg = curves_svg(state, tmp_path / "training.svg")
+    (top, bottom), (loss, exact) = series_points(svg)
+    height = bottom - top
+    assert abs(exact[1][1] - (top + height * 0.05 / 1.05)) < 1   # 1.0 on the 0..1.05 axis
+    assert abs(exact[0][1] - (top + height * 0.55 / 1.05)) < 1   # 0.5 half-way up
+    root = ET.fromstring(svg)
+    right = ["".join(g.itertext()) for g in root.iter(NS + "g") if g.get("class") == "right-axis"]
+    assert right == ["0.00", "0.25", "0.50", "0.75", "1.00"]
+    short = SimpleNamespace(curve=[], history=[{"step": 3, "val_exact": 0.25}])
+    assert series_points(curves_svg(short, tmp_path / "short.svg"))[1][0]  # one point, drawn
 
 
 def test_diagonality():
