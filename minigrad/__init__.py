@@ -12,7 +12,7 @@ from minigrad.autograd import grad
 from minigrad.tensor import Tensor, tensor
 from minigrad import xp  # noqa: F401  (gives the engine its two VJP namespaces)
 from minigrad.ops import (add, sub, mul, div, neg, pow, rpow, astype, exp, log, sqrt, tanh,
-                          sigmoid, relu, sum, mean, max, logsumexp, matmul)
+                          sigmoid, abs, relu, sum, mean, max, logsumexp, matmul)
 from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,
                                 concatenate, stack, split, getitem, scatter, where, masked_fill)
 from minigrad.serialization import save, load
@@ -21,7 +21,7 @@ from minigrad import functional, init, nn, optim
 __all__ = [
     "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",
     "add", "sub", "mul", "div", "neg", "pow", "rpow", "astype", "exp", "log", "sqrt", "tanh",
-    "sigmoid", "relu", "sum", "mean", "max", "logsumexp", "matmul",
+    "sigmoid", "abs", "relu", "sum", "mean", "max", "logsumexp", "matmul",
     "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
     "concatenate", "stack", "split", "getitem", "scatter", "where", "masked_fill",
     "functional", "init", "nn", "optim",

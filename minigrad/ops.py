@@ -192,6 +192,13 @@ def sigmoid(x) -> Tensor:
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * out * (1 - out),), "sigmoid")
 
 
+def abs(x) -> Tensor:
+    """|x|. d/dx = sign(x): 1 for x > 0, −1 for x < 0, and 0 at the kink (as PyTorch)."""
+    x = as_tensor(x)
+    sign = np.sign(x.data)  # a constant: its own derivative is 0, under create_graph too
+    return Tensor._from_op(np.abs(x.data), (x,), lambda xp, g, out, x: (g * sign,), "abs")
+
+
 def relu(x) -> Tensor:
     """max(x, 0). d/dx = 1 where x > 0, else 0 (0 at the kink, as PyTorch)."""
     x = as_tensor(x)

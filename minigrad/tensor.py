@@ -66,6 +66,12 @@ def _item(self) -> float:
     return self.data.item()
 
 
+def _setitem(self, index, value):
+    raise TypeError("tensor: t[index] = value is not recorded by autograd (the gradient would be "
+                    "wrong): build a new tensor, e.g. mg.where(mask, value, t) or "
+                    "t.masked_fill(mask, value), or change t.data before any op reads t")
+
+
 def _shape_args(fn):
     """``t.reshape(2, 3)`` as ``t.reshape((2, 3))``, as NumPy's methods take both."""
     return lambda self, *shape: fn(self, shape[0] if len(shape) == 1 else shape)
@@ -86,6 +92,9 @@ _METHODS = {
     "T": property(lambda self: shape_ops.transpose(self)),
     "__len__": lambda self: len(self.data),
     "__bool__": _bool, "__array__": _array, "__repr__": _repr, "item": _item,
+    "__float__": lambda self: float(self.data), "__int__": lambda self: int(self.data),
+    "__format__": lambda self, spec: format(self.data, spec) if spec else repr(self),
+    "__setitem__": _setitem, "tolist": lambda self: self.data.tolist(),
     "numpy": lambda self: self.data,
     "detach": lambda self: Tensor._from_op(self.data, (), None, "detach"),
     "__add__": ops.add, "__radd__": lambda self, other: ops.add(other, self),
@@ -94,7 +103,8 @@ _METHODS = {
     "__truediv__": ops.div, "__rtruediv__": lambda self, other: ops.div(other, self),
     "__matmul__": ops.matmul, "__rmatmul__": lambda self, other: ops.matmul(other, self),
     "__pow__": ops.pow, "__rpow__": lambda self, base: ops.rpow(base, self),
-    "__neg__": ops.neg, "__getitem__": shape_ops.getitem,
+    "__neg__": ops.neg, "__getitem__": shape_ops.getitem, "__abs__": ops.abs,
+    "__pos__": lambda self: Tensor._from_op(self.data, (self,), lambda xp, g, out, x: (g,), "pos"),
     "__hash__": object.__hash__,
     "__eq__": lambda self, other: self.data == _data(other),
     "__ne__": lambda self, other: self.data != _data(other),
@@ -105,7 +115,9 @@ _METHODS = {
     "astype": ops.astype, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh,
     "sigmoid": ops.sigmoid, "relu": ops.relu, "sum": ops.sum, "mean": ops.mean,
     "max": ops.max, "logsumexp": ops.logsumexp,
+    "abs": ops.abs,
     "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
+    "flatten": lambda self: shape_ops.reshape(self, -1), "ravel": lambda self: shape_ops.reshape(self, -1),
     "swapaxes": shape_ops.swapaxes, "expand_dims": shape_ops.expand_dims,
     "squeeze": shape_ops.squeeze, "broadcast_to": shape_ops.broadcast_to,
     "masked_fill": shape_ops.masked_fill,

@@ -19,6 +19,19 @@ MARKERS = "*o+x#@%&"
 CHAR_W = 0.62  # width of a monospace character, in em, to size SVG margins without a font
 
 
+class Drawing(str):
+    """A drawing's text (a ``str``) that Jupyter shows as the picture: SVG inline, the other
+    formats as preformatted text."""
+
+    def _repr_svg_(self):
+        return str(self) if self.lstrip().startswith("<svg") else None
+
+    def _repr_html_(self):
+        if self.lstrip().startswith("<svg"):
+            return None
+        return "<pre>" + self.replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
+
+
 def token(label, max_len: int) -> str:
     """A label made visible (space -> ␣, control chars -> their pictures), cut to max_len."""
     s = "".join("␣" if c == " " else chr(0x2400 + ord(c)) if ord(c) < 32 else

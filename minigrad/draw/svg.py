@@ -17,7 +17,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from minigrad.draw.common import (BLUES, CHAR_W, PALETTE, blue, check_heatmap, check_series, fit,
+from minigrad.draw.common import (BLUES, Drawing, CHAR_W, PALETTE, blue, check_heatmap, check_series, fit,
                                   nice_ticks, segments, tick_label, token)
 from minigrad.files import write_text_atomic
 
@@ -29,6 +29,7 @@ def _svg(width: float, height: float, parts: Sequence[str], path) -> str:
             f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans Mono, Menlo, monospace" '
             f'font-size="12">\n<rect class="page" width="100%" height="100%" fill="white"/>\n'
             + "\n".join(parts) + "\n</svg>\n")
+    text = Drawing(text)  # shows as the picture in Jupyter
     if path is not None:
         write_text_atomic(path, text)
     return text

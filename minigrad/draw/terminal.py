@@ -9,8 +9,8 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, check_heatmap, check_series,
-                                  fit, nice_ticks, segments, tick_label, token)
+from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, Drawing, check_heatmap,
+                                  check_series, fit, nice_ticks, segments, tick_label, token)
 
 
 def heatmap_text(weights, row_labels: Sequence, col_labels: Sequence,
@@ -45,7 +45,7 @@ def heatmap_text(weights, row_labels: Sequence, col_labels: Sequence,
     lines.append(fit("scale 0-1: [ ] <.01  [░] <.25  [▒] <.5  [▓] <.75  [█] <=1", max_width))
     if shown < w.shape[1]:
         lines.append(fit(f"(+{w.shape[1] - shown} more columns not shown)", max_width))
-    return "\n".join(lines)
+    return Drawing("\n".join(lines))
 
 
 def line_plot_text(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
@@ -86,7 +86,7 @@ def line_plot_text(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]]
               for r, g in enumerate(grid)]
     lines += _x_axis([(col(t), tick_label(t, xd)) for t in xticks], n_cols, lw, width)
     lines += [fit(xlabel.center(width).rstrip(), width)] if xlabel else []
-    return "\n".join(lines + legend)
+    return Drawing("\n".join(lines + legend))
 
 
 def _legend(names: Sequence[str], width: int) -> list:

@@ -2,23 +2,11 @@
 from __future__ import annotations
 
 from minigrad.engine import FREED
+from minigrad.draw.common import Drawing
 from minigrad.files import write_text_atomic
 from minigrad.viz.graph import Graph, build, collapse as collapse_graph
 from minigrad.viz.render import to_dot, to_mermaid, to_svg, to_text
 from minigrad.viz.trace import Trace
-
-class Drawing(str):
-    """A drawing's text (a ``str``) that Jupyter shows as the picture: SVG inline, the other
-    formats as preformatted text."""
-
-    def _repr_svg_(self):
-        return str(self) if self.lstrip().startswith("<svg") else None
-
-    def _repr_html_(self):
-        if self.lstrip().startswith("<svg"):
-            return None
-        return "<pre>" + self.replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
-
 
 FORMATS = {"svg": to_svg, "dot": to_dot, "mermaid": to_mermaid, "text": to_text}
 

@@ -292,3 +292,11 @@ def test_line_plot_svg_draws_right_series_on_a_second_axis():
     assert ">accuracy</text>" in svg
     legend = [g for g in root.iter(NS + "g") if g.get("class") == "legend"]
     assert [next(g.iter(NS + "line")).get("stroke-dasharray") for g in legend] == [None, "6 3"]
+
+
+def test_heatmaps_and_plots_show_themselves_in_jupyter():
+    from minigrad.draw import heatmap_svg, heatmap_text
+    w = np.array([[0.9, 0.1], [0.2, 0.8]])
+    svg, text = heatmap_svg(w, ["a", "b"], ["x", "y"]), heatmap_text(w, ["a", "b"], ["x", "y"])
+    assert svg._repr_svg_() == svg and svg._repr_html_() is None
+    assert text._repr_svg_() is None and text._repr_html_().startswith("<pre>")

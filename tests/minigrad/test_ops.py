@@ -274,6 +274,9 @@ CASES = [
     Case("tanh", mg.tanh, np.tanh, "real", one),
     Case("sigmoid", mg.sigmoid, lambda x: 1 / (1 + np.exp(-x)), "real", one),
     Case("relu", mg.relu, lambda x: np.maximum(x, 0), "nonzero", one),
+    Case("abs", mg.abs, np.abs, "nonzero", one),
+    Case("abs(), +, flatten", lambda x: abs(+x).flatten() + x.ravel(),
+         lambda x: np.abs(x).ravel() + x.ravel(), "nonzero", one),
     Case("sum", mg.sum, lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims), "real",
          reduction),
     Case("mean", mg.mean, lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims), "real",
@@ -440,3 +443,27 @@ def test_split_of_a_zero_length_axis_gives_k_empty_pieces_as_numpy_does():
     assert [p.shape for p in pieces] == [a.shape for a in np.split(x.data, 3, axis=1)] == [(2, 0)] * 3
     mg.concatenate(pieces, axis=1).sum().backward()
     assert x.grad.shape == (2, 0)
+
+
+def test_python_number_protocols_behave_as_numpy():
+    loss = mg.tensor(0.123456, requires_grad=True)
+    assert float(loss) == 0.123456 and f"{loss:.3f}" == "0.123" and int(mg.tensor(3.7)) == 3
+    assert f"{loss}" == repr(loss)
+    with pytest.raises(TypeError):
+        float(mg.tensor([1.0, 2.0]))                        # NumPy's own error
+    with pytest.raises(TypeError):
+        f"{mg.tensor([1.0, 2.0]):.3f}"
+    t = mg.tensor([[1.0, -2.0], [3.0, 0.5]], requires_grad=True)
+    assert t.tolist() == [[1.0, -2.0], [3.0, 0.5]] and len(t) == 2
+    assert t.flatten().shape == (4,) and t.ravel().shape == (4,)
+    abs(-t).sum().backward()
+    np.testing.assert_array_equal(t.grad, np.sign(t.data))
+    assert (+t) is not t and np.array_equal((+t).data, t.data)
+    with pytest.raises(TypeError, match=r"^tensor: t\[index\] = value is not recorded.*mg.where"):
+        t[0] = 5.0
+
+
+def test_abs_has_zero_gradient_at_its_kink_as_pytorch():
+    x = mg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
+    mg.abs(x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [-1.0, 0.0, 1.0])
