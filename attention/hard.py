@@ -30,6 +30,7 @@ def hard_read(scores, values, mask=None) -> tuple:
     The weights are a constant array, not a function of the scores in the graph: the scores
     receive no gradient (their true derivative, 0 almost everywhere); the values receive
     ∂L/∂h_j = [j = j*] g. A query whose every key is masked reads zeros, as in ``read``.
+    ``mask``: boolean, True = may be attended, (B, S) or broadcastable to the scores.
     """
     scores, values = pair(scores, values)
     check_read("hard_read", scores, values)

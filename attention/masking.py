@@ -23,19 +23,31 @@ from minigrad.tensor import Tensor
 
 
 def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask",
-            what: str = "scores") -> np.ndarray:
-    """Check ``mask`` against the scores' shape and return it ready to broadcast against them.
+            what: str = "scores", broadcast: bool = False) -> np.ndarray:
+    """Check ``mask`` (True = may be attended) against the scores' shape and return it ready to
+    broadcast against them.
 
     A ``(B, S)`` mask is given singleton axes in between: ``(B, 1, S)`` for ``(B, T, S)``
     scores, ``(B, 1, 1, S)`` for ``(B, h, T, S)``; a 2-D mask is never read as ``(T, S)``,
-    even when B == T (pass ``(1, T, S)`` for that). Raises ``ValueError`` naming ``who``, the
-    role and both shapes (``what`` names the second) when the mask is not boolean or does not fit.
+    even when B == T (pass ``(1, T, S)`` for that). With ``broadcast=True`` (PyTorch's rule for
+    ``scaled_dot_product_attention``'s ``attn_mask``) there is no (B, S) reading: any mask that
+    broadcasts to the scores is taken, a 2-D one as ``(T, S)``, and given leading axes.
+    Raises ``ValueError`` naming ``who``, the role and both shapes (``what`` names the second)
+    when the mask is not boolean or does not fit.
     """
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
     if mask.dtype != bool:
         raise ValueError(f"{who}: {role} must be a boolean array (True = may be attended), "
                          f"got dtype {mask.dtype}")
     nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
+    if broadcast:
+        fits = mask.ndim <= nd and all(m in (1, n) for m, n in
+                                       zip(mask.shape[::-1], scores_shape[::-1]))
+        if fits:
+            return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)
+        raise ValueError(f"{who}: {role} {tuple(mask.shape)} does not broadcast to {what} "
+                         f"{shape_str(scores_shape, scores_letters(nd))} (key padding (B, S) "
+                         f"is ({B}, 1, {S}) here)")
     if mask.shape == (B, S):
         return mask.reshape((B,) + (1,) * (nd - 2) + (S,))
     if nd > 2 and mask.ndim == nd:

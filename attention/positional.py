@@ -64,4 +64,4 @@ class LearnedPositions(Module):
             raise ValueError(f"LearnedPositions: positions {start}..{start + length - 1} go past "
                              f"the {self.max_len} learned ones (max_len={self.max_len}); use "
                              "sinusoidal positions or a larger max_len")
-        return F.embedding(self.weight, np.arange(start, start + length))  # (L, D)
+        return F.embedding(np.arange(start, start + length), self.weight)  # (L, D)

@@ -30,14 +30,14 @@ def weighted_sum(weights, values):
 
 
 def attend(scores, values, mask=None) -> tuple:
-    """``(context, weights)``, composed: the masked softmax, then the weighted sum."""
+    """``(context, weights)``, composed: the masked softmax (mask True = attend), then Σ α h."""
     e, h, mask = read_inputs("attend", scores, values, mask)
     weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
     return check_masked_values("attend", weighted_sum(weights, h), h, mask), weights
 
 
 def read(scores, values, mask=None) -> tuple:
-    """``(context, weights)`` as ``attend`` gives them, the context as one op: "read"."""
+    """``(context, weights)`` as ``attend`` gives them (mask True = attend), c as one op: "read"."""
     e, h, mask = read_inputs("read", scores, values, mask)
     weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
     c = check_masked_values("read", weighted_sum(weights.data, h.data), h, mask)  # (B, [T,] D)

@@ -229,7 +229,8 @@ class Attention(Module):
     Source 003 §6's options (the defaults change nothing):
 
     * ``temperature`` T:  α_j = exp(e_j / T) / Σ_k exp(e_k / T); T < 1 sharpens, T > 1 flattens.
-    * ``dropout`` p, during training only (the module in training mode and ``rng`` given):
+    * ``dropout`` p, during training only (the module in training mode, which then needs
+      ``rng``: without one a ValueError, never a silent read without dropout):
       c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),  m_j ~ Bernoulli(1 − p)  (inverted dropout:
       E[α̃_j] = α_j, so evaluation reads with α unchanged). The weights returned are α.
     * ``window`` W (truncated attention): weight 0 wherever |j − t| > W, t = ``position`` (the
@@ -259,9 +260,12 @@ class Attention(Module):
         check_read("Attention", scores, values)                     # errors name Attention
         if mask is not None:
             mask = as_mask(mask, scores.shape, "Attention")          # (B, [1|T,] S)
-        if self.dropout > 0 and self.training and rng is not None:  # read with α̃, return α
+        if self.dropout > 0 and self.training:                      # read with α̃, return α
+            if rng is None:
+                raise ValueError(f"Attention: dropout={self.dropout} in training mode needs "
+                                 f"rng=np.random.Generator (or call .eval())")
             weights = F.softmax(scores, mask=mask)                   # (B, [T,] S): α
-            kept = F.dropout(weights, self.dropout, rng)             # α ⊙ m / (1 − p)  (B, [T,] S)
+            kept = F.dropout(weights, self.dropout, rng=rng)         # α ⊙ m / (1 − p)  (B, [T,] S)
             context = weighted_sum(kept, values)                    # (B, [T,] Dv)
             return check_masked_values("Attention", context, values, mask), weights
         return read(scores, values, mask)                           # (B, [T,] Dv), (B, [T,] S)

@@ -92,6 +92,15 @@ def normalize_axes(axis, shape: tuple, op: str, ndim: int | None = None) -> tupl
     return tuple(axes)
 
 
+def reduce_axes(axis, shape: tuple, op: str) -> tuple:
+    """The axes of a reduction (sum, max, min, prod, logsumexp, squeeze): ``normalize_axes``, except
+    that a 0-d input takes an int axis 0 or −1 and reduces nothing, as NumPy's ``sum`` and
+    ``max`` do (a tuple (0,) is refused there too)."""
+    if len(shape) == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return ()
+    return normalize_axes(axis, shape, op)
+
+
 def check_not_empty(op: str, shape: tuple, axes: tuple) -> None:
     """Refuse to reduce over zero elements: mean, max, logsumexp and softmax have no value there."""
     if any(shape[a] == 0 for a in axes):

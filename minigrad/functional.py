@@ -1,5 +1,6 @@
 """Composite functions, each written as one op with its VJP: softmax, log_softmax,
-cross_entropy, linear, embedding, dropout.
+cross_entropy, linear, embedding, dropout; and the activations softplus, leaky_relu, elu,
+silu, gelu.
 
 Each could be composed from primitives (and the tests compose them to check). Why one op:
 
@@ -16,13 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
+import math
+
+from minigrad import ops
+from minigrad.shape_ops import take_along_axis
 from minigrad.coerce import as_tensor, boolean_mask, check_not_empty, normalize_axis
 from minigrad.init import check_rng
 from minigrad.engine import Tensor
 
 
 def _check_axis(op, x, axis) -> int:
-    """The softmax axis, checked, and not empty (a softmax over nothing has no value)."""
+    """The softmax axis, checked, and not empty (a softmax over nothing has no value). A 0-d
+    x takes axis 0 or −1, as PyTorch's dim (a softmax over one element: 1)."""
+    if x.ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return -1
     axis = normalize_axis(axis, x.shape, op)
     if x.data.size == 0:
         check_not_empty(op, x.shape, (axis,))
@@ -118,20 +126,25 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
     return Tensor._from_op(out, (x,), vjp, "log_softmax")
 
 
-def cross_entropy(logits, targets, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
-    """Mean (or sum) over positions of −log softmax(logits)[target].
+def cross_entropy(logits, targets, ignore_index: int | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Mean (or sum, or with ``reduction="none"`` each position's value) of −log softmax(logits)[target].
 
     ``logits`` (..., C), ``targets`` integer (...). Positions whose target is ``ignore_index``
-    contribute nothing and are not counted in the mean; if every position is ignored the mean
-    is 0. VJP: (softmax(logits) − onehot(target)) · g / n.
+    contribute nothing (0 under "none") and are not counted in the mean; if every position is
+    ignored the mean is 0 (PyTorch gives NaN). VJP: (softmax(logits) − onehot(target)) · g / n.
+    ``label_smoothing`` ε is PyTorch's: (1 − ε) · nll + ε · (−Σ_c log p_c / C); it and "none"
+    are composed from ``log_softmax`` (``_smoothed_cross_entropy``).
     """
+    if reduction == "none" or label_smoothing:
+        return _smoothed_cross_entropy(logits, targets, ignore_index, reduction, label_smoothing)
     logits = as_tensor(logits)
     t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
     if logits.data.dtype.kind != "f":  # integer logits would be truncated to an integer loss
         raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} "
                          f"(convert them, e.g. logits.astype(float))")
     if reduction not in ("mean", "sum"):
-        raise ValueError(f"cross_entropy: reduction must be 'mean' or 'sum', got {reduction!r}")
+        raise ValueError(f"cross_entropy: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
     if t.dtype.kind not in "iu":
         raise ValueError(f"cross_entropy: targets must be integers, got dtype {t.dtype}")
     if logits.ndim < 1 or t.shape != logits.shape[:-1]:
@@ -202,17 +215,20 @@ def linear(x, weight, bias=None) -> Tensor:
     return Tensor._from_op(out, parents, vjp, "linear")
 
 
-def embedding(weight, ids) -> Tensor:
-    """Rows of ``weight (V, E)`` picked by integer ``ids (...)`` → (..., E).
+def embedding(input, weight) -> Tensor:
+    """Rows of ``weight (V, E)`` picked by the integer ids ``input (...)`` → (..., E), in
+    PyTorch's argument order (``F.embedding(input, weight)``).
 
     VJP: each row's gradient is the sum of g over the positions that picked it.
     """
+    ids = np.asarray(input.data if isinstance(input, Tensor) else input)
+    if ids.dtype.kind not in "iu":
+        swapped = " (the order is embedding(input, weight), ids first, as PyTorch)" \
+            if np.asarray(weight.data if isinstance(weight, Tensor) else weight).dtype.kind in "iu" else ""
+        raise ValueError(f"embedding: input must be integer ids, got dtype {ids.dtype}{swapped}")
     weight = as_tensor(weight)
     if weight.data.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (V, E), got shape {weight.shape}")
-    ids = np.asarray(ids.data if isinstance(ids, Tensor) else ids)
-    if ids.dtype.kind not in "iu":
-        raise ValueError(f"embedding: ids must be integers, got dtype {ids.dtype}")
     V = weight.shape[0]
     if ids.size and (ids.min() < 0 or ids.max() >= V):
         bad = ids[(ids < 0) | (ids >= V)][0]
@@ -225,12 +241,18 @@ def embedding(weight, ids) -> Tensor:
                            "embedding")
 
 
-def dropout(x, p: float, rng: np.random.Generator | None = None, training: bool = True) -> Tensor:
+def dropout(input, p: float = 0.5, training: bool = True, *,
+            rng: np.random.Generator | None = None) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1/(1−p) (inverted
-    dropout, so the expectation is unchanged). Identity when not training or p = 0."""
-    x = as_tensor(x)
+    dropout, so the expectation is unchanged). Identity when not training or p = 0.
+    PyTorch's ``F.dropout(input, p, training)``; the randomness is ``rng=`` (keyword-only),
+    which training with p > 0 needs: without it a ValueError, never a silent identity."""
+    x = as_tensor(input)
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"dropout: training must be a bool, got {type(training).__name__} "
+                        f"(rng is keyword-only: dropout(x, p, rng=rng))")
     if rng is not None:
         check_rng("dropout", rng)
     if not training or p == 0:
@@ -241,3 +263,130 @@ def dropout(x, p: float, rng: np.random.Generator | None = None, training: bool 
     scale = np.asarray(0.0 if p == 1 else 1.0 / (1.0 - p), dtype=x.dtype)
     mask = keep * scale
     return Tensor._from_op(x.data * mask, (x,), lambda xp, g, out, x: (g * mask,), "dropout")
+
+
+# ---- activations ------------------------------------------------------------------------------
+
+def softplus(x) -> Tensor:
+    """log(1 + e^x), computed as log1p(e^−|x|) + max(x, 0) so it never overflows.
+    d/dx = σ(x). (PyTorch's beta and threshold are not offered: this form is exact everywhere.)"""
+    x = as_tensor(x)
+    out = np.log1p(np.exp(-np.abs(x.data))) + np.maximum(x.data, 0)
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * xp.sigmoid(x),), "softplus")
+
+
+def leaky_relu(x, negative_slope: float = 0.01) -> Tensor:
+    """x for x > 0, negative_slope · x otherwise. d/dx = 1 or negative_slope; at 0 the slope
+    (as PyTorch)."""
+    x = as_tensor(x)
+    slope = np.where(x.data > 0, 1, negative_slope).astype(np.result_type(x.data, np.float16))
+    return Tensor._from_op(x.data * slope, (x,), lambda xp, g, out, x: (g * slope,), "leaky_relu")
+
+
+def elu(x, alpha: float = 1.0) -> Tensor:
+    """x for x > 0, α (e^x − 1) otherwise. d/dx = 1, or α e^x = out + α (at 0: α, as PyTorch)."""
+    x = as_tensor(x)
+    pos = x.data > 0
+    out = np.where(pos, x.data, alpha * np.expm1(np.minimum(x.data, 0)))
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(pos, g, g * (out + alpha)),),
+                           "elu")
+
+
+def silu(x) -> Tensor:
+    """x σ(x) (the swish), composed from primitives: d/dx = σ(x) (1 + x (1 − σ(x)))."""
+    x = as_tensor(x)
+    return x * ops.sigmoid(x)
+
+
+def gelu(x, approximate: str = "none") -> Tensor:
+    """GELU(x) = x Φ(x), Φ the standard normal CDF ½ (1 + erf(x / √2)), as PyTorch's default
+    ``approximate="none"``; ``"tanh"`` is ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))), the form
+    of ``minigrad.nn_ops.gelu``. Composed from primitives, so differentiable to any order:
+    d/dx = Φ(x) + x φ(x) with φ(x) = e^(−x²/2) / √(2π)."""
+    x = as_tensor(x)
+    if approximate == "none":
+        return x * (0.5 * (1 + ops.erf(x * (1 / math.sqrt(2)))))
+    if approximate == "tanh":
+        return 0.5 * x * (1 + ops.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+# ---- losses -------------------------------------------------------------------------------------
+
+def _reduce(op, loss, keep, reduction):
+    """``reduction`` of the per-position ``loss``: "none", "sum", or "mean" over the kept
+    positions (0 when none is kept, as ``cross_entropy``)."""
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    if reduction == "mean":
+        return loss.sum() / max(int(np.sum(keep)) if keep is not None else loss.size, 1)
+    raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
+
+
+def _class_targets(op, scores, targets, ignore_index):
+    """Integer targets fitting scores (..., C): (the targets with ignored ones read as class 0,
+    the kept mask or None)."""
+    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if t.dtype.kind not in "iu":
+        raise ValueError(f"{op}: targets must be integers, got dtype {t.dtype}")
+    if scores.ndim < 1 or t.shape != scores.shape[:-1]:
+        raise ValueError(f"{op}: targets of shape {t.shape} do not fit scores of shape "
+                         f"{scores.shape} (expected targets of shape {scores.shape[:-1]})")
+    keep = None if ignore_index is None else t != ignore_index
+    t = t if keep is None else np.where(keep, t, 0)
+    C = scores.shape[-1]
+    if t.size and (t.min() < 0 or t.max() >= C):
+        raise ValueError(f"{op}: target {t[(t < 0) | (t >= C)][0]} is out of range for {C} classes")
+    return t, keep
+
+
+def nll_loss(log_probs, targets, ignore_index: int | None = -100, reduction: str = "mean") -> Tensor:
+    """−log_probs[target] per position, reduced: PyTorch's ``nll_loss`` with the class axis
+    last, ``log_probs`` (..., C) and integer ``targets`` (...). Composed: a gather, so the
+    gradient is −g at each target. Ignored positions count 0 and are left out of the mean."""
+    log_probs = as_tensor(log_probs)
+    t, keep = _class_targets("nll_loss", log_probs, targets, ignore_index)
+    loss = -take_along_axis(log_probs, t[..., None], -1)[..., 0]              # (...)
+    if keep is not None:
+        loss = loss * keep
+    return _reduce("nll_loss", loss, keep, reduction)
+
+
+def _smoothed_cross_entropy(logits, targets, ignore_index, reduction, eps):
+    logits = as_tensor(logits)
+    if not 0 <= eps <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {eps}")
+    logp = log_softmax(logits, -1)                                            # (..., C)
+    nll = nll_loss(logp, targets, ignore_index, "none")                       # (...)
+    if not eps:
+        loss = nll
+    else:
+        t, keep = _class_targets("cross_entropy", logits, targets, ignore_index)
+        smooth = -logp.mean(axis=-1)                                          # (...)
+        loss = (1 - eps) * nll + eps * (smooth if keep is None else smooth * keep)
+    keep = None if ignore_index is None else np.asarray(
+        targets.data if isinstance(targets, Tensor) else targets) != ignore_index
+    return _reduce("cross_entropy", loss, keep, reduction)
+
+
+def binary_cross_entropy(probs, targets, reduction: str = "mean") -> Tensor:
+    """−(t log p + (1 − t) log(1 − p)) for probabilities p, each log clamped at −100 as
+    PyTorch, so p = 0 or 1 gives a finite loss. d/dp = (p − t) / max(p (1 − p), 1e-12)
+    (PyTorch's clamp, finite at p = 0 and 1). Targets are constants."""
+    p = as_tensor(probs)
+    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets, dtype=p.dtype)
+    with np.errstate(divide="ignore"):
+        out = -(t * np.maximum(np.log(p.data), -100) + (1 - t) * np.maximum(np.log1p(-p.data), -100))
+    loss = Tensor._from_op(out, (p,), lambda xp, g, out, p: (
+        g * (p - t) / xp.maximum(p * (1 - p), 1e-12),), "binary_cross_entropy")
+    return _reduce("binary_cross_entropy", loss, None, reduction)
+
+
+def binary_cross_entropy_with_logits(logits, targets, reduction: str = "mean") -> Tensor:
+    """−(t log σ(z) + (1 − t) log(1 − σ(z))) = softplus(z) − t z, stable for any z (softplus
+    never overflows). d/dz = σ(z) − t."""
+    z = as_tensor(logits)
+    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets, dtype=z.dtype)
+    return _reduce("binary_cross_entropy_with_logits", softplus(z) - z * t, None, reduction)

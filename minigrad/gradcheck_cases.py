@@ -82,8 +82,8 @@ def cases(rng: np.random.Generator) -> list:
         ("log_softmax mask", lambda x: F.log_softmax(x, mask=mask), [normal((3, 4))]),
         ("cross_entropy", lambda x, t: F.cross_entropy(x, t, ignore_index=2), [normal((4, 5)), targets]),
         ("linear", F.linear, [normal((2, 3, 4)), normal((5, 4)), normal(5)]),
-        ("embedding", lambda w: F.embedding(w, ids), [normal((5, 3))]),
-        ("dropout", lambda x: F.dropout(x, 0.5, np.random.default_rng(1)), [normal((3, 4))]),
+        ("embedding", lambda w: F.embedding(ids, w), [normal((5, 3))]),
+        ("dropout", lambda x: F.dropout(x, 0.5, rng=np.random.default_rng(1)), [normal((3, 4))]),
     ]
 
 

@@ -168,7 +168,7 @@ class Embedding(Module):
         self.weight = Parameter(init.normal(rng, (num_embeddings, embedding_dim), dtype))
 
     def forward(self, ids):
-        return F.embedding(self.weight, ids)
+        return F.embedding(ids, self.weight)
 
 
 class LayerNorm(Module):

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from minigrad.engine import Tensor
+
 
 def _number(who: str, name: str, value, low: float, high: float = math.inf,
             low_open: bool = False, high_open: bool = False) -> float:
@@ -153,23 +155,36 @@ class Adam(Optimizer):
         self.m, self.v, self.t = m, v, int(t)
 
 
-def clip_grad_norm(params, max_norm: float) -> float:
-    """Scale all gradients by min(1, max_norm / ‖g‖) where ‖g‖ is the global L2 norm over
-    every parameter's gradient. Returns ‖g‖ before clipping (as torch.nn.utils.clip_grad_norm_).
+def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
+    """Scale all gradients in place by min(1, max_norm / ‖g‖) where ‖g‖ is the global
+    ``norm_type``-norm over every parameter's gradient, as ``torch.nn.utils.clip_grad_norm_``:
+    ``parameters`` is one Tensor or an iterable of them; returns ‖g‖ before clipping as a 0-d
+    Tensor (no graph; ``float()`` of it is the number).
 
     ``max_norm`` must be a number > 0; ``math.inf`` means no clipping (the norm is still
-    computed and checked). A NaN or infinite ‖g‖ raises ``FloatingPointError`` and leaves the gradients untouched
-    (PyTorch's ``error_if_nonfinite=True``): scaling by max_norm / inf would turn them into
-    zeros or NaN, and the step after it would silently ruin the parameters.
+    computed and checked). ``norm_type`` is p > 0 or ``math.inf`` (the largest |g|). A NaN or
+    infinite ‖g‖ always raises ``FloatingPointError`` and leaves the gradients untouched (as
+    PyTorch's ``error_if_nonfinite=True``, which is not PyTorch's default): scaling by
+    max_norm / inf would turn them into zeros or NaN, and the step after it would silently
+    ruin the parameters.
     """
-    _number("clip_grad_norm", "max_norm", max_norm, 0.0, math.inf, low_open=True)
+    _number("clip_grad_norm_", "max_norm", max_norm, 0.0, math.inf, low_open=True)
+    p_norm = _number("clip_grad_norm_", "norm_type", norm_type, 0.0, math.inf, low_open=True)
+    params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     params = [p for p in params if p.grad is not None]
-    total = float(np.sqrt(sum(float(np.vdot(p.grad, p.grad)) for p in params)))
+    grads = [np.abs(np.ravel(p.grad)) for p in params]
+    if p_norm == math.inf:
+        total = max((float(g.max()) for g in grads if g.size), default=0.0)
+    elif p_norm == 2:
+        total = float(np.sqrt(sum(float(np.vdot(g, g)) for g in grads)))
+    else:
+        total = float(sum(float((g ** p_norm).sum()) for g in grads) ** (1.0 / p_norm))
     if not math.isfinite(total):
-        raise FloatingPointError(f"clip_grad_norm: the total gradient norm is {total}; the "
+        raise FloatingPointError(f"clip_grad_norm_: the total gradient norm is {total}; the "
                                  f"gradients were left unchanged (find the op with detect_anomaly())")
     coef = max_norm / (total + 1e-6)
     if coef < 1:
         for p in params:
             p.grad = np.asarray(p.grad * coef)  # a new array: .grad may be shared, or 0-d
-    return total
+    dtype = params[0].grad.dtype if params else np.float64
+    return Tensor(np.asarray(total, dtype=dtype))

@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
-                             pair)
+                             pair, reduce_axes)
 from minigrad.engine import Tensor
 
 
@@ -61,10 +61,11 @@ def expand_dims(x, axis) -> Tensor:
 
 
 def squeeze(x, axis=None) -> Tensor:
-    """Remove axes of size 1 (all of them when ``axis`` is None)."""
+    """Remove axes of size 1 (all of them when ``axis`` is None). A 0-d tensor takes axis 0
+    or −1 (nothing to remove), and an axis whose size is not 1 raises, both as NumPy."""
     x = as_tensor(x)
     if axis is not None:
-        axis = normalize_axes(axis, x.shape, "squeeze")
+        axis = reduce_axes(axis, x.shape, "squeeze")
     try:
         out = np.squeeze(x.data, axis)
     except ValueError:
@@ -211,3 +212,80 @@ def masked_fill(x, mask, value: float) -> Tensor:
         raise ValueError(f"masked_fill: mask of shape {mask.shape} would enlarge the tensor's "
                          f"shape {x.shape} to {out.shape}")
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(mask, 0, g),), "masked_fill")
+
+
+def _triangle(op, fn, x, k):
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"{op}: needs at least 2 dimensions (a matrix, or a batch of them), "
+                         f"got shape {x.shape}")
+    keep = fn(np.ones(x.shape[-2:], bool), k)  # (rows, cols): a constant mask
+    return Tensor._from_op(fn(x.data, k), (x,), lambda xp, g, out, x: (g * keep,), op)
+
+
+def tril(x, k: int = 0) -> Tensor:
+    """The lower triangle of the last two axes: elements with col − row ≤ k, zeros above.
+    d/dx = the same mask."""
+    return _triangle("tril", np.tril, x, k)
+
+
+def triu(x, k: int = 0) -> Tensor:
+    """The upper triangle of the last two axes: elements with col − row ≥ k, zeros below."""
+    return _triangle("triu", np.triu, x, k)
+
+
+def take_along_axis(x, indices, axis) -> Tensor:
+    """``np.take_along_axis`` (PyTorch's ``gather``): out[..., i, ...] = x[..., indices[..., i,
+    ...], ...] along ``axis`` (None: of the flattened x). A getitem with the index spelled out
+    for every axis, so its VJP is getitem's: g scattered (added) back where each element came
+    from."""
+    x = as_tensor(x)
+    idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+    if idx.dtype.kind not in "iu":
+        raise ValueError(f"take_along_axis: indices must be integers, got dtype {idx.dtype}")
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    axis = normalize_axis(axis, x.shape, "take_along_axis")
+    if idx.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices of shape {idx.shape} need as many axes as "
+                         f"x of shape {x.shape}")
+    index = tuple(idx if d == axis else
+                  np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1)) for d, n in enumerate(x.shape))
+    return getitem(x, index)
+
+
+def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
+    """``np.pad`` with a constant: ``pad_width`` is NumPy's ((before, after) per axis, or one
+    pair or number for all). The VJP slices the original block back out of g."""
+    x = as_tensor(x)
+    if mode != "constant":
+        raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
+    widths = np.asarray(pad_width, dtype=np.intp)
+    widths = np.broadcast_to(widths if widths.size else widths.reshape(0, 2), (x.ndim, 2))
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad widths must be ≥ 0, got {pad_width!r}")
+    # a 0-d x has no axis to pad: NumPy returns it unchanged
+    out = np.pad(x.data, widths, constant_values=constant_values) if x.ndim else x.data.copy()
+    block = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, x.shape))
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g[block],), "pad")
+
+
+def repeat(x, repeats, axis=None) -> Tensor:
+    """``np.repeat``: each element repeated along ``axis`` (None: of the flattened x). A
+    getitem that picks element i ``repeats[i]`` times, so the VJP adds their gradients."""
+    x = as_tensor(x)
+    if axis is None:
+        x, axis = reshape(x, -1), 0
+    axis = normalize_axis(axis, x.shape, "repeat")
+    picks = np.repeat(np.arange(x.shape[axis]), repeats)
+    return getitem(x, (slice(None),) * axis + (picks,))
+
+
+def tile(x, reps) -> Tensor:
+    """``np.tile``: x repeated ``reps`` times along each axis (shapes aligned from the right,
+    as NumPy). A getitem of ``arange(n)`` tiled on every axis, so the VJP sums the copies."""
+    x = as_tensor(x)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    return getitem(x, np.ix_(*[np.tile(np.arange(n), r) for n, r in zip(x.shape, reps)]))

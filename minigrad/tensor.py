@@ -115,12 +115,15 @@ _METHODS = {
     "astype": ops.astype, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh,
     "sigmoid": ops.sigmoid, "relu": ops.relu, "sum": ops.sum, "mean": ops.mean,
     "max": ops.max, "logsumexp": ops.logsumexp,
-    "abs": ops.abs,
+    "abs": ops.abs, "sign": ops.sign, "sin": ops.sin, "cos": ops.cos, "log1p": ops.log1p,
+    "expm1": ops.expm1, "clip": ops.clip, "min": ops.min, "prod": ops.prod, "var": ops.var,
+    "std": ops.std, "argmax": ops.argmax, "argmin": ops.argmin, "cumsum": ops.cumsum,
+    "erf": ops.erf,
     "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
     "flatten": lambda self: shape_ops.reshape(self, -1), "ravel": lambda self: shape_ops.reshape(self, -1),
     "swapaxes": shape_ops.swapaxes, "expand_dims": shape_ops.expand_dims,
     "squeeze": shape_ops.squeeze, "broadcast_to": shape_ops.broadcast_to,
-    "masked_fill": shape_ops.masked_fill,
+    "masked_fill": shape_ops.masked_fill, "repeat": shape_ops.repeat,
 }
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

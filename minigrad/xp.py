@@ -48,6 +48,24 @@ class Arrays:
     where = staticmethod(np.where)
     zeros_like = staticmethod(np.zeros_like)
     exp = staticmethod(np.exp)
+    sin = staticmethod(np.sin)
+    cos = staticmethod(np.cos)
+    sigmoid = staticmethod(ops.sigmoid_array)
+    log = staticmethod(np.log)
+    maximum = staticmethod(np.maximum)
+    power = staticmethod(np.power)
+
+    @staticmethod
+    def prod(x, axis):
+        return np.prod(x, axis=axis)
+
+    @staticmethod
+    def cumsum(x, axis):
+        return np.cumsum(x, axis=axis)
+
+    @staticmethod
+    def einsum(subscripts, *operands):
+        return np.einsum(subscripts, *operands)
     scatter = staticmethod(scatter_array)
     nan_to_zero = staticmethod(_nan_to_zero_array)
 
@@ -82,6 +100,42 @@ class Tensors:
     @staticmethod
     def exp(x):
         return ops.exp(x)
+
+    @staticmethod
+    def sin(x):
+        return ops.sin(x)
+
+    @staticmethod
+    def cos(x):
+        return ops.cos(x)
+
+    @staticmethod
+    def sigmoid(x):
+        return ops.sigmoid(x)
+
+    @staticmethod
+    def log(x):
+        return ops.log(x)
+
+    @staticmethod
+    def maximum(a, b):
+        return ops.maximum(a, b)
+
+    @staticmethod
+    def power(x, y):
+        return ops.power(x, y)
+
+    @staticmethod
+    def prod(x, axis):
+        return ops.prod(x, axis)
+
+    @staticmethod
+    def cumsum(x, axis):
+        return ops.cumsum(x, axis)
+
+    @staticmethod
+    def einsum(subscripts, *operands):
+        return ops.einsum(subscripts, *operands)
 
     @staticmethod
     def scatter(values, index, shape):

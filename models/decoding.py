@@ -3,7 +3,8 @@
 Shape letters: B batch, K beam size, S source length, V target vocabulary, L decoded length
 (t while decoding; a translation's T_out).
 
-Both run the decoder one step at a time under ``no_grad`` (``Decoder.start`` / ``step`` /
+Both run the decoder one step at a time under ``no_grad`` and in eval mode (no dropout, so no
+generator needed; the model's mode is restored after) (``Decoder.start`` / ``step`` /
 ``logits``) and stop when every sequence has produced EOS or after ``max_len`` tokens.
 
 Beam search keeps, per example, the K best partial hypotheses by total log-probability. A
@@ -17,6 +18,7 @@ Neither ever emits PAD or BOS: their log-probabilities are set to −inf.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,12 +65,24 @@ def _log_probs(model, features) -> np.ndarray:
     return logp
 
 
+@contextmanager
+def _evaluating(model):
+    """``no_grad`` and eval mode for the block, then the model's mode as it was."""
+    training = model.training
+    model.eval()
+    try:
+        with mg.no_grad():
+            yield
+    finally:
+        model.train(training)
+
+
 def greedy(model, src, max_len: int = 32, src_mask=None) -> list:
     """y_t = argmax_y p(y | y_<t, x) until EOS; a ``Translation`` per example."""
     _check_max_len(max_len)
     src, src_mask = check_source(src, src_mask)
     B = src.shape[0]
-    with mg.no_grad():
+    with _evaluating(model):
         encoded = model.encoder(src, src_mask)
         state, ctx = model.decoder.start(encoded)
         y = np.full(B, BOS, dtype=np.int64)                             # (B,)
@@ -112,7 +126,7 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
     V = model.decoder.out.weight.shape[0]
     B, K = src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)
-    with mg.no_grad():
+    with _evaluating(model):
         state, ctx = model.decoder.start(_repeat(model.encoder(src, src_mask), K))
         scores = np.full((B, K), -np.inf)                              # (B, K) total log p
         scores[:, 0] = 0.0                                             # one live hypothesis at first

@@ -56,14 +56,14 @@ class EncoderLayer(Module):
     def __init__(self, dim: int, heads: int, ff: int, dropout: float = 0.0,
                  activation: str = "relu", rng=None, dtype=np.float64):
         self.norm1 = LayerNorm(dim, dtype=dtype)
-        self.self_attn = MultiHeadAttention(dim, heads, rng=rng, dtype=dtype, dropout=dropout)
+        self.self_attn = MultiHeadAttention(dim, heads, dropout, rng=rng, dtype=dtype)
         self.norm2 = LayerNorm(dim, dtype=dtype)
         self.ff = FeedForward(dim, ff, activation, rng=rng, dtype=dtype)
 
     def forward(self, x, mask, rng=None) -> tuple:
         """x (B, S, D), mask (B, S) True = real -> (x (B, S, D), weights (B, h, S, S))."""
         h = self.norm1(x)                                                # (B, S, D)
-        a, weights = self.self_attn(h, h, h, key_padding_mask=mask, rng=rng)  # (B, S, D)
+        a, weights = self.self_attn(h, h, h, mask=mask, rng=rng)  # (B, S, D)
         x = x + a                                                        # (B, S, D)
         return x + self.ff(self.norm2(x)), weights                       # (B, S, D)
 
@@ -74,15 +74,15 @@ class DecoderLayer(Module):
     def __init__(self, dim: int, heads: int, ff: int, dropout: float = 0.0,
                  activation: str = "relu", rng=None, dtype=np.float64):
         self.norm1 = LayerNorm(dim, dtype=dtype)
-        self.self_attn = MultiHeadAttention(dim, heads, rng=rng, dtype=dtype, dropout=dropout)
+        self.self_attn = MultiHeadAttention(dim, heads, dropout, rng=rng, dtype=dtype)
         self.norm2 = LayerNorm(dim, dtype=dtype)
-        self.cross_attn = MultiHeadAttention(dim, heads, rng=rng, dtype=dtype, dropout=dropout)
+        self.cross_attn = MultiHeadAttention(dim, heads, dropout, rng=rng, dtype=dtype)
         self.norm3 = LayerNorm(dim, dtype=dtype)
         self.ff = FeedForward(dim, ff, activation, rng=rng, dtype=dtype)
 
     def _rest(self, y, memory_kv, mask, rng) -> tuple:
         """Cross-attention and feed-forward, shared by ``forward`` and ``step``."""
-        c, weights = self.cross_attn.attend(self.norm2(y), *memory_kv, key_padding_mask=mask,
+        c, weights = self.cross_attn.attend(self.norm2(y), *memory_kv, mask=mask,
                                             rng=rng)                     # (B, T, D), (B, h, T, S)
         y = y + c                                                        # (B, T, D)
         return y + self.ff(self.norm3(y)), weights                       # (B, T, D)

@@ -251,8 +251,8 @@ CASES = [
     ("-bool", lambda tmp: -mg.tensor([True]), "neg: arithmetic on bool"),
     ("int-only linear", lambda tmp: F.linear(np.ones((2, 3), int), np.ones((4, 3), int)),
      "linear: weight must be a float tensor"),
-    ("clip max_norm -1", lambda tmp: optim.clip_grad_norm(with_grad(p(2), [3, 4]), -1.0), "max_norm"),
-    ("clip max_norm nan", lambda tmp: optim.clip_grad_norm(with_grad(p(2), [3, 4]), math.nan),
+    ("clip max_norm -1", lambda tmp: optim.clip_grad_norm_(with_grad(p(2), [3, 4]), -1.0), "max_norm"),
+    ("clip max_norm nan", lambda tmp: optim.clip_grad_norm_(with_grad(p(2), [3, 4]), math.nan),
      "max_norm"),
     ("SGD lr nan", lambda tmp: optim.SGD([p(2)], lr=math.nan), "lr must be a number"),
     ("SGD lr -1", lambda tmp: optim.SGD([p(2)], lr=-1.0), "lr must be a number"),
@@ -309,7 +309,8 @@ def _sdpa(scores, values, mask):
     """scaled_dot_product_attention with one query (2, 1, 3) against fixed keys (2, 4, 3);
     ``scores`` (2, 4) enters as the query's first row so that it gets a gradient."""
     keys = mg.tensor(np.random.default_rng(1).normal(size=(2, 4, 3)))
-    return scaled_dot_product_attention(scores[:, :3].reshape(2, 1, 3), keys, values, mask)
+    return scaled_dot_product_attention(scores[:, :3].reshape(2, 1, 3), keys, values,
+                                        mask[:, None, :], return_weights=True)  # (B, 1, S)
 
 
 @pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])

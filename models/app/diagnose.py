@@ -153,6 +153,7 @@ def inspect_run(run: str, n: int = 200, svg: bool = True) -> tuple:
     """Load the run saved in ``run``, measure its first ``n`` held-out pairs (regenerated from
     the run's task and seed), and ``report``; SVGs go to new files in the run's folder."""
     model, src_vocab, tgt_vocab, index = load_checkpoint(run)
+    model.eval()  # α as the model reads at evaluation: no attention dropout (which needs an rng)
     if "train" not in index:
         raise CheckpointError(f"inspect: {run} was not saved by training: its task and held-out "
                               "pairs are unknown")

@@ -6,8 +6,8 @@ Adam and a loop, no Trainer. Shape letters: B batch, S source length, T target l
 
     python -m models.app.nanotrain --epochs=2 --train_size=200
 
-Measured (2 runs, tree of c91bf6f, a shared 2-core VM): ``python -m models.app.nanotrain`` with
-these defaults: 100.0% held-out exact match (99.3% after epoch 1), 67-98 s wall, 64 s CPU.
+``python -m models.app.nanotrain`` (these defaults, the core model: no kernels) on a shared 2-core
+VM, 2026-12-01, other jobs running: 100.0% held-out exact match (99.3% after epoch 1), 120 s wall.
 """
 import math
 import sys
@@ -85,7 +85,7 @@ def main(argv: list) -> None:
             loss = model.loss(b.src, b.tgt, b.src_mask, b.tgt_mask)  # (B, T) ids -> () mean
             opt.zero_grad()
             loss.backward()
-            optim.clip_grad_norm(opt.params, c["clip"])  # a NaN gradient raises here, loudly
+            optim.clip_grad_norm_(opt.params, c["clip"])  # a NaN gradient raises here, loudly
             cosine = 0.5 * (1 + math.cos(math.pi * opt.t / total))  # opt.t: steps so far
             opt.lr = c["lr"] * (c["lr_floor"] + (1 - c["lr_floor"]) * cosine)
             opt.step()

@@ -142,7 +142,7 @@ class Trainer:
         """Forward, backward, clip, Adam on the examples ``idx``; returns the batch's counts."""
         src, src_mask = pad_batch([self.src[i] for i in idx])           # (B, S) each
         tgt, tgt_mask = pad_batch([self.tgt[i] for i in idx])           # (B, T) each
-        # Weights blown up by divergence make NaN here; clip_grad_norm then raises, and run()
+        # Weights blown up by divergence make NaN here; clip_grad_norm_ then raises, and run()
         # reports it as "training diverged", so NumPy's "invalid value" warnings are not shown.
         with np.errstate(invalid="ignore"):
             logits, _ = self.model(src, tgt, src_mask, self.config.teacher_forcing, self.rng)  # (B, T, V)
@@ -153,7 +153,7 @@ class Trainer:
         if not loss.item() <= limit:  # float64 rarely overflows: a huge loss says it instead
             raise FloatingPointError(f"the loss per token is {loss.item():.3g}, far above "
                                      f"{limit:.3g} = {DIVERGED} × log V")
-        optim.clip_grad_norm(self.optimizer.params, self.config.clip)
+        optim.clip_grad_norm_(self.optimizer.params, self.config.clip)
         self.optimizer.lr = learning_rate(self.state.step, self.total_steps, self.config.lr,
                                           self.config.schedule)
         self.optimizer.step()

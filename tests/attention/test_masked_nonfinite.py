@@ -100,7 +100,7 @@ def test_causal_attention_refuses_a_bad_value_that_an_earlier_query_may_not_see(
     who = "read" if dropout == 0 else "scaled_dot_product_attention"
     with pytest.raises(ValueError, match=re.escape(f"{who}: values (B=2, h=2, S=5, 4) hold inf "
                                                    "or NaN at a masked position, values[1, 0, 3]")):
-        scaled_dot_product_attention(q, k, v, causal=True, dropout=dropout,
+        scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=dropout,
                                      rng=np.random.default_rng(7))
     mha = MultiHeadAttention(8, 2, rng=np.random.default_rng(0))
     x = rng.normal(size=(2, 5, 8))
@@ -109,7 +109,7 @@ def test_causal_attention_refuses_a_bad_value_that_an_earlier_query_may_not_see(
     with np.errstate(invalid="ignore"), pytest.raises(ValueError, match="^read: values"):
         mha(x, x, value, causal=True)                                  # inf − inf in W_v
     v[1, 0, 3, 2] = 0.0
-    scaled_dot_product_attention(q, k, v, causal=True)                # finite: read as usual
+    scaled_dot_product_attention(q, k, v, is_causal=True)             # finite: read as usual
 
 
 def test_the_values_are_looked_at_only_when_the_output_is_not_finite():
@@ -175,7 +175,7 @@ def test_multihead_and_causal_reads_of_nothing_are_zeros_too():
     pad = np.array([[False] * 5, [True] * 3 + [False] * 2])
     with warnings.catch_warnings(), np.errstate(all="raise"):
         warnings.simplefilter("error")
-        out, w = mha(x, x, x, key_padding_mask=pad, causal=True)
+        out, w = mha(x, x, x, mask=pad, causal=True)
         (out * out).sum().backward()
     assert (w.data[0] == 0).all()
     np.testing.assert_allclose(out.data[0], np.broadcast_to(mha.W_o.bias.data, (5, 8)), atol=1e-12)

@@ -22,7 +22,9 @@ def test_sdpa_matches_numpy_with_padding_and_causal_masks(heads):
     q, k, v = (rng.normal(size=lead + (4, 5)) for _ in range(3))       # T = S = 4
     pad = np.array([[True, True, True, False], [True, True, False, False]])
     full = pad.reshape((2,) + (1,) * (len(lead) - 1) + (1, 4)) & np.tril(np.ones((4, 4), bool))
-    out, w = scaled_dot_product_attention(q, k, v, mask=pad, causal=True)
+    key_pad = pad.reshape((2,) + (1,) * len(lead) + (4,))              # (B, [1,] 1, S)
+    out, w = scaled_dot_product_attention(q, k, v, attn_mask=key_pad, is_causal=True,
+                                          return_weights=True)
     ref_out, ref_w = np_sdpa(q, k, v, full)
     np.testing.assert_allclose(out.data, ref_out, atol=1e-12)
     np.testing.assert_allclose(w.data, ref_w, atol=1e-12)
@@ -32,10 +34,10 @@ def test_sdpa_matches_numpy_with_padding_and_causal_masks(heads):
 def test_causal_output_does_not_see_the_future():
     rng = np.random.default_rng(1)
     q, k, v = (rng.normal(size=(1, 5, 3)) for _ in range(3))
-    out, _ = scaled_dot_product_attention(q, k, v, causal=True)
+    out = scaled_dot_product_attention(q, k, v, is_causal=True)
     k2, v2 = k.copy(), v.copy()
     k2[:, 3:], v2[:, 3:] = 9.0, -9.0                                   # change positions 3, 4
-    out2, _ = scaled_dot_product_attention(q, k2, v2, causal=True)
+    out2 = scaled_dot_product_attention(q, k2, v2, is_causal=True)
     np.testing.assert_allclose(out2.data[:, :3], out.data[:, :3], atol=1e-15)
 
 
@@ -43,7 +45,8 @@ def test_sdpa_gradcheck_with_mask():
     rng = np.random.default_rng(2)
     q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
     pad = np.array([[True] * 5, [True, True, False, True, False]])
-    assert gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, pad)[0], [q, k, v])
+    assert gradcheck(lambda q, k, v: scaled_dot_product_attention(q, k, v, pad[:, None, :]),
+                     [q, k, v])
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -54,7 +57,7 @@ def test_multihead_gradcheck_self_attention(causal):
     pad = np.array([[True, True, True], [True, True, False]])
 
     def fn(x):
-        out, w = mha(x, x, x, key_padding_mask=pad, causal=causal)
+        out, w = mha(x, x, x, mask=pad, causal=causal)
         return mg.concatenate([out.reshape(-1), w.reshape(-1)])
 
     assert gradcheck_module(mha, fn, [x])
@@ -66,7 +69,7 @@ def test_multihead_gradcheck_cross_attention():
     q = mg.tensor(rng.normal(size=(2, 2, 6)), requires_grad=True)
     kv = mg.tensor(rng.normal(size=(2, 4, 6)), requires_grad=True)
     pad = np.array([[True, True, True, True], [True, False, True, False]])
-    assert gradcheck_module(mha, lambda q, kv: mha(q, kv, kv, key_padding_mask=pad)[0], [q, kv])
+    assert gradcheck_module(mha, lambda q, kv: mha(q, kv, kv, mask=pad)[0], [q, kv])
 
 
 def test_multihead_matches_a_per_head_numpy_reference():
@@ -75,7 +78,7 @@ def test_multihead_matches_a_per_head_numpy_reference():
     mha = MultiHeadAttention(E, h, rng=rng)
     q, kv = rng.normal(size=(2, 3, E)), rng.normal(size=(2, 4, E))
     pad = np.array([[True, True, True, False], [True] * 4])
-    out, w = mha(q, kv, kv, key_padding_mask=pad)
+    out, w = mha(q, kv, kv, mask=pad)
     lin = lambda layer, x: x @ layer.weight.data.T + layer.bias.data
     Q, K, V = lin(mha.W_q, q), lin(mha.W_k, kv), lin(mha.W_v, kv)
     d = E // h
@@ -98,7 +101,7 @@ def test_one_head_with_identity_projections_equals_scaled_dot_score_and_attend()
         layer.bias.data[...] = 0.0
     q, k, v = rng.normal(size=(2, 3, 5)), rng.normal(size=(2, 4, 5)), rng.normal(size=(2, 4, 5))
     pad = np.array([[True, False, True, True], [True] * 4])
-    out, w = mha(q, k, v, key_padding_mask=pad)
+    out, w = mha(q, k, v, mask=pad)
     context, weights = attend(ScaledDotScore()(q, k), v, pad)
     np.testing.assert_allclose(out.data, context.data, atol=1e-12)
     np.testing.assert_allclose(w.data[:, 0], weights.data, atol=1e-12)
@@ -112,3 +115,40 @@ def test_multihead_float32_end_to_end():
     out.sum().backward()
     assert out.dtype == w.dtype == x.grad.dtype == np.float32
     assert all(p.grad.dtype == np.float32 for p in mha.parameters())
+
+
+def test_pytorchs_mask_names_and_positions_are_refused_not_read_the_other_way():
+    """PyTorch's key_padding_mask / attn_mask mean True = ignore; ours (mask) True = attend."""
+    mha = MultiHeadAttention(4, 2, rng=np.random.default_rng(8))
+    x, pad = np.zeros((2, 3, 4)), np.array([[False, False, True], [False] * 3])
+    for name in ("key_padding_mask", "attn_mask"):
+        with pytest.raises(TypeError, match=rf"^MultiHeadAttention: {name} is PyTorch's "
+                                            rf"\(True = ignore\).*mask=~{name}"):
+            mha(x, x, x, **{name: pad})
+    with pytest.raises(TypeError):
+        mha(x, x, x, pad)                       # PyTorch's 4th positional: keyword-only here
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\).*rng is keyword-only"):
+        MultiHeadAttention(4, 2, np.random.default_rng(0))  # PyTorch's 3rd positional is dropout
+    assert MultiHeadAttention(4, 2, 0.25, rng=np.random.default_rng(0)).dropout == 0.25
+
+
+def test_sdpa_has_pytorchs_call_form_and_returns_the_output_only():
+    """(query, key, value, attn_mask, dropout_p, is_causal, scale): a 2-D attn_mask is (T, S),
+    True = takes part; is_causal is top-left aligned when T ≠ S; scale defaults to 1/√d."""
+    rng = np.random.default_rng(9)
+    q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
+    allowed = rng.random((3, 5)) < 0.7
+    allowed[:, 0] = True
+    out = scaled_dot_product_attention(q, k, v, allowed, 0.0, False, 0.5)
+    assert isinstance(out, mg.Tensor)
+    ref, _ = np_sdpa(q * 0.5 * np.sqrt(4), k, v, allowed)              # np_sdpa divides by √d
+    np.testing.assert_allclose(out.data, ref, atol=1e-12)
+    out, w = scaled_dot_product_attention(q, k, v, is_causal=True, return_weights=True)
+    ref, ref_w = np_sdpa(q, k, v, np.tril(np.ones((3, 5), bool)))      # PyTorch's tril(L, S)
+    np.testing.assert_allclose(out.data, ref, atol=1e-12)
+    np.testing.assert_allclose(w.data, ref_w, atol=1e-12)
+    with pytest.raises(ValueError, match=r"attn_mask must be a boolean array \(True = may be attended\)"):
+        scaled_dot_product_attention(q, k, v, np.zeros((3, 5)))        # no additive float masks
+    with pytest.raises(ValueError, match=r"attn_mask \(2, 5\) does not broadcast to scores "
+                                         r"\(B=2, T=3, S=5\) \(key padding \(B, S\) is \(2, 1, 5\)"):
+        scaled_dot_product_attention(q, k, v, np.ones((2, 5), bool))

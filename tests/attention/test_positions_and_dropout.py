@@ -53,9 +53,9 @@ def test_attend_over_projected_keys_equals_forward():
     q, kv = rng.standard_normal((2, 3, 8)), rng.standard_normal((2, 5, 8))
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
     m = mha()
-    out, w = m(q, kv, kv, key_padding_mask=mask)
+    out, w = m(q, kv, kv, mask=mask)
     out2, w2 = m.attend(mg.tensor(q), *m.project_kv(mg.tensor(kv), mg.tensor(kv)),
-                        key_padding_mask=mask)
+                        mask=mask)
     np.testing.assert_allclose(out2.data, out.data, rtol=1e-12)
     np.testing.assert_allclose(w2.data, w.data, rtol=1e-12)
 
@@ -73,5 +73,5 @@ def test_attention_dropout_keeps_the_expected_read_and_is_off_in_eval():
     np.testing.assert_allclose(np.mean(draws, axis=0), clean.data, atol=0.05)
     assert gradcheck_module(m.train(), lambda: (m(x, x, x, rng=np.random.default_rng(0))[0]
                                                 ** 2).sum())
-    with pytest.raises(ValueError, match=r"MultiHeadAttention: dropout must be in \[0, 1\)"):
+    with pytest.raises(ValueError, match=r"MultiHeadAttention: dropout must be a number in \[0, 1\)"):
         mha(dropout=1.0)

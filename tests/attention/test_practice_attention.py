@@ -79,13 +79,16 @@ def test_the_window_matches_local_m_and_needs_a_position_for_one_query():
             Attention(score, window=bad)
 
 
-def test_dropout_on_the_weights_only_in_training_with_a_generator():
+def test_dropout_on_the_weights_only_in_training_and_training_needs_a_generator():
     rng = np.random.default_rng(2)
     score = AdditiveScore(3, 4, 3, rng=rng)
     att = Attention(score, dropout=0.4)
     q = mg.tensor(rng.standard_normal((2, 3, 3)), requires_grad=True)
     h = mg.tensor(rng.standard_normal((2, 6, 4)), requires_grad=True)
-    c_plain, w = att(q, h)                                            # no generator: no dropout
+    with pytest.raises(ValueError, match=r"^Attention: dropout=0\.4 in training mode needs rng="):
+        att(q, h)                                                     # never silently undropped
+    c_plain, w = att.eval()(q, h)                                     # eval: no dropout, no rng
+    att.train()
     c_drop, w_drop = att(q, h, rng=np.random.default_rng(9))
     np.testing.assert_array_equal(w.data, w_drop.data)                # the weights returned: α
     keep = np.random.default_rng(9).random(w.shape) >= 0.4            # the mask it drew

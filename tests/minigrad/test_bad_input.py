@@ -183,7 +183,10 @@ def test_linear_and_embedding_check_their_weights():
                                          r"shape \(4, 3\) \(expects \(4,\)\)"):
         F.linear(t(2, 3), t(4, 3), t(3))
     with pytest.raises(ValueError, match=r"^embedding: weight must be 2-D \(V, E\), got shape \(5,\)"):
-        F.embedding(t(5), np.array([0, 1]))
+        F.embedding(np.array([0, 1]), t(5))
+    with pytest.raises(ValueError, match=r"^embedding: input must be integer ids, got dtype float64 "
+                                         r"\(the order is embedding\(input, weight\), ids first"):
+        F.embedding(t(5, 3), np.array([0, 1]))  # the old (weight, ids) order says so
 
 
 def test_a_negative_base_to_a_tensor_power_is_explained():

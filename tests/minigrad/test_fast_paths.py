@@ -19,7 +19,7 @@ def test_embedding_vjp_accumulates_repeated_ids_like_add_at(V, ids_shape, dtype)
     ids = rng.integers(0, min(V, 4), size=ids_shape)  # few distinct ids: many repeats
     weight = mg.tensor(rng.standard_normal((V, 3)).astype(dtype), requires_grad=True)
     g = rng.standard_normal(ids_shape + (3,)).astype(dtype)
-    F.embedding(weight, ids).backward(g)
+    F.embedding(ids, weight).backward(g)
     want = np.zeros((V, 3), dtype=dtype)
     np.add.at(want, ids.reshape(-1), g.reshape(-1, 3))
     assert weight.grad.dtype == dtype
@@ -29,7 +29,7 @@ def test_embedding_vjp_accumulates_repeated_ids_like_add_at(V, ids_shape, dtype)
 def test_embedding_gradcheck_large_table():
     rng = np.random.default_rng(0)
     ids = np.array([[3, 99, 3], [0, 99, 99]])
-    assert gradcheck(lambda w: F.embedding(w, ids), [rng.standard_normal((100, 2))])
+    assert gradcheck(lambda w: F.embedding(ids, w), [rng.standard_normal((100, 2))])
 
 
 MATMUL_SHAPES = [

@@ -70,7 +70,7 @@ def test_getitem_with_repeated_indices_accumulates():
 
 def test_embedding_with_repeated_ids_accumulates():
     w = mg.tensor(np.arange(8.0).reshape(4, 2), requires_grad=True)
-    F.embedding(w, np.array([[1, 1], [3, 1]])).backward(np.ones((2, 2, 2)))
+    F.embedding(np.array([[1, 1], [3, 1]]), w).backward(np.ones((2, 2, 2)))
     np.testing.assert_array_equal(w.grad, [[0, 0], [3, 3], [0, 0], [1, 1]])
 
 
@@ -231,7 +231,7 @@ def test_linear_matches_its_composition():
 def test_dropout_keeps_the_expectation():
     p, n = 0.3, 200_000
     x = mg.tensor(np.ones(n), requires_grad=True)
-    y = F.dropout(x, p, np.random.default_rng(0))
+    y = F.dropout(x, p, rng=np.random.default_rng(0))
     kept = y.data != 0
     assert abs(y.data.mean() - 1.0) < 0.01              # E[y] = x (inverted dropout)
     assert abs((~kept).mean() - p) < 0.01               # a fraction p is dropped
@@ -242,8 +242,8 @@ def test_dropout_keeps_the_expectation():
 
 def test_dropout_is_the_identity_in_eval_and_at_p0():
     x = mg.tensor(np.arange(6.0), requires_grad=True)
-    for y in (F.dropout(x, 0.5, np.random.default_rng(0), training=False),
-              F.dropout(x, 0.0, np.random.default_rng(0))):
+    for y in (F.dropout(x, 0.5, rng=np.random.default_rng(0), training=False),
+              F.dropout(x, 0.0, rng=np.random.default_rng(0))):
         np.testing.assert_array_equal(y.data, x.data)
         x.grad = None
         y.backward(np.ones(6))
@@ -252,11 +252,14 @@ def test_dropout_is_the_identity_in_eval_and_at_p0():
 
 def test_dropout_edge_cases(no_warnings):
     x = mg.tensor(np.ones(5, np.float32))
-    np.testing.assert_array_equal(F.dropout(x, 1.0, np.random.default_rng(0)).data, 0)
-    assert F.dropout(x, 0.5, np.random.default_rng(0)).dtype == np.float32
-    a = F.dropout(x, 0.5, np.random.default_rng(7)).data
-    np.testing.assert_array_equal(a, F.dropout(x, 0.5, np.random.default_rng(7)).data)
+    np.testing.assert_array_equal(F.dropout(x, 1.0, rng=np.random.default_rng(0)).data, 0)
+    assert F.dropout(x, 0.5, rng=np.random.default_rng(0)).dtype == np.float32
+    a = F.dropout(x, 0.5, rng=np.random.default_rng(7)).data
+    np.testing.assert_array_equal(a, F.dropout(x, 0.5, rng=np.random.default_rng(7)).data)
     with pytest.raises(ValueError, match="rng"):
         F.dropout(x, 0.5)
     with pytest.raises(ValueError, match="p must be"):
-        F.dropout(x, 1.5, np.random.default_rng(0))
+        F.dropout(x, 1.5, rng=np.random.default_rng(0))
+    with pytest.raises(TypeError, match=r"training must be a bool.*rng is keyword-only"):
+        F.dropout(x, 0.5, np.random.default_rng(0))  # PyTorch's third argument is training
+    np.testing.assert_array_equal(F.dropout(x, 0.5, False).data, x.data)  # F.dropout(x, p, training)

@@ -1,6 +1,7 @@
-"""nn (Module, Linear, Embedding), optim (SGD, Adam, clip_grad_norm) and save/load."""
+"""nn (Module, Linear, Embedding), optim (SGD, Adam, clip_grad_norm_) and save/load."""
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -187,13 +188,26 @@ def test_adam_resumes_exactly_from_its_state():
     np.testing.assert_array_equal(a.data, b.data)
 
 
-def test_clip_grad_norm():
+def test_clip_grad_norm_():
     a, b = nn.Parameter(np.zeros(2)), nn.Parameter(np.zeros(1))
     a.grad, b.grad = np.array([3.0, 4.0]), np.array([12.0])     # global norm 13
-    assert optim.clip_grad_norm([a, b], 6.5) == pytest.approx(13.0)
+    total = optim.clip_grad_norm_([a, b], 6.5)
+    assert isinstance(total, mg.Tensor) and total.shape == () and not total.requires_grad
+    assert float(total) == pytest.approx(13.0)
     np.testing.assert_allclose(np.concatenate([a.grad, b.grad]), [1.5, 2.0, 6.0], rtol=1e-6)
-    assert optim.clip_grad_norm([a, b], 100.0) == pytest.approx(6.5, rel=1e-6)
+    assert float(optim.clip_grad_norm_([a, b], 100.0)) == pytest.approx(6.5, rel=1e-6)
     np.testing.assert_allclose(a.grad, [1.5, 2.0], rtol=1e-6)  # under the limit: unchanged
+
+
+def test_clip_grad_norm_takes_one_tensor_and_a_norm_type_as_torch():
+    a = nn.Parameter(np.zeros(3))
+    a.grad = np.array([3.0, -4.0, 1.0])
+    assert float(optim.clip_grad_norm_(a, 100.0, norm_type=math.inf)) == 4.0
+    assert float(optim.clip_grad_norm_(a, 100.0, norm_type=1)) == pytest.approx(8.0)
+    assert float(optim.clip_grad_norm_(a, 2.0, norm_type=1)) == pytest.approx(8.0)
+    np.testing.assert_allclose(a.grad, [0.75, -1.0, 0.25], rtol=1e-6)  # scaled by 2 / 8
+    with pytest.raises(ValueError, match="norm_type"):
+        optim.clip_grad_norm_(a, 1.0, norm_type=0)
 
 
 # ---- save and load ------------------------------------------------------------------------------------
@@ -305,19 +319,19 @@ def test_optimizers_keep_float32_with_numpy_hyperparameters():
 def test_clip_grad_norm_clips_a_0d_parameter():
     p = nn.Parameter(np.array(2.0))
     (p * p * 10).backward()                            # grad 40
-    assert optim.clip_grad_norm([p], 1.0) == pytest.approx(40.0)
+    assert float(optim.clip_grad_norm_([p], 1.0)) == pytest.approx(40.0)
     assert type(p.grad) is np.ndarray and p.grad == pytest.approx(1.0, rel=1e-6)
 
 
 def test_clip_grad_norm_refuses_a_non_finite_norm_and_leaves_the_gradients():
     a, b = nn.Parameter(np.zeros(2)), nn.Parameter(np.zeros(1))
     a.grad, b.grad = np.array([np.inf, 1.0]), np.array([2.0])
-    with pytest.raises(FloatingPointError, match="clip_grad_norm: the total gradient norm is inf"):
-        optim.clip_grad_norm([a, b], 1.0)
+    with pytest.raises(FloatingPointError, match="clip_grad_norm_: the total gradient norm is inf"):
+        optim.clip_grad_norm_([a, b], 1.0)
     np.testing.assert_array_equal(b.grad, [2.0])
     a.grad = np.array([np.nan, 1.0])
     with pytest.raises(FloatingPointError, match="is nan"):
-        optim.clip_grad_norm([a, b], 1.0)
+        optim.clip_grad_norm_([a, b], 1.0)
 
 
 # ---- save: arguments, folders, permissions ---------------------------------------------------------------

@@ -6,12 +6,14 @@ input, and ``draw(data) -> (shapes, params)`` draws the input shapes and the non
 arguments (axes, indices, masks, targets) with Hypothesis. Three tests read the table: the
 forward against NumPy, a float64 gradcheck, and float32 end to end.
 
-Domains keep values away from kinks: ``nonzero`` (relu, a divisor) stays ≥ 0.25 from 0,
+Domains keep values away from kinks (``eighths`` sits between the quarters of ``distinct``,
+so two inputs of maximum/minimum never tie): ``nonzero`` (relu, a divisor) stays ≥ 0.25 from 0,
 ``positive`` (log, sqrt, fractional powers) ≥ 0.5, ``distinct`` (max) has no ties and gaps of
 ≥ 0.25, far larger than gradcheck's step of 1e-6.
 """
 from __future__ import annotations
 
+import math
 from typing import Callable, NamedTuple
 
 import hypothesis.extra.numpy as hnp
@@ -29,6 +31,9 @@ DOMAINS = {
     "positive": st.floats(0.5, 3),
     "nonzero": st.floats(0.25, 3) | st.floats(-3, -0.25),
     "distinct": st.integers(-40, 40).map(lambda k: k / 4),  # drawn with unique=True
+    "probability": st.floats(0.05, 0.95),
+    "eighths": st.integers(-40, 40).map(lambda k: k / 4 + 1 / 8),  # never ties a "distinct"
+    "above -1": st.floats(-0.75, 3),                        # log1p
 }
 SHAPE = hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=4)
 SHAPE_1D = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
@@ -74,6 +79,81 @@ def axis_of(data, ndim, many=True):
 def reduction(data, shape=SHAPE):
     [s], _ = one(data, shape)
     return [s], {"axis": axis_of(data, len(s)), "keepdims": data.draw(st.booleans())}
+
+
+def var_params(data):
+    [s], params = reduction(data)
+    axes = range(len(s)) if params["axis"] is None else np.atleast_1d(params["axis"])
+    n = int(np.prod([s[a] for a in axes]))
+    return [s], {**params, "ddof": data.draw(st.sampled_from([0, 1] if n > 1 else [0]), label="ddof")}
+
+
+def cumsum_params(data):
+    [s], _ = one(data)
+    return [s], {"axis": data.draw(st.none() | st.integers(-max(len(s), 1), max(len(s), 1) - 1))}
+
+
+def clip_params(data):
+    """Bounds between the quarter grid of "distinct", so no input sits on a bound."""
+    bounds = data.draw(st.sampled_from([(-1.1, 1.3), (None, 0.6), (-0.4, None)]), label="bounds")
+    return one(data)[0], dict(zip(("lo", "hi"), bounds))
+
+
+def matrix_k(data):
+    s = data.draw(hnp.array_shapes(min_dims=2, max_dims=3, min_side=1, max_side=4), label="shape")
+    return [s], {"k": data.draw(st.integers(-2, 2), label="k")}
+
+
+def take_along_params(data):
+    [s], _ = one(data, SHAPE_1D)
+    axis = data.draw(st.none() | st.integers(-len(s), len(s) - 1), label="axis")
+    n = int(np.prod(s)) if axis is None else s[axis]
+    ishape = (data.draw(st.integers(0, 5)),) if axis is None else tuple(
+        data.draw(st.integers(0, 5)) if d == axis % len(s) else data.draw(st.sampled_from([1, m]))
+        for d, m in enumerate(s))
+    idx = data.draw(hnp.arrays(np.intp, ishape, elements=st.integers(-n, n - 1)), label="indices")
+    return [s], {"indices": idx, "axis": axis}
+
+
+def pad_params(data):
+    [s], _ = one(data)
+    per_axis = [(i % 2, 1) for i in range(len(s))]  # NumPy refuses [] (a 0-d x): 1 or (0, 2) then
+    widths = data.draw(st.sampled_from([1, (0, 2)] + ([per_axis] if s else [])))
+    return [s], {"pad_width": widths, "constant_values": data.draw(st.sampled_from([0.0, -1.5]))}
+
+
+def repeat_params(data):
+    [s], _ = one(data)
+    axis = None if not s else data.draw(st.none() | st.integers(-len(s), len(s) - 1))
+    n = int(np.prod(s)) if axis is None else s[axis]
+    reps = data.draw(st.integers(0, 3) | st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    return [s], {"repeats": reps, "axis": axis}
+
+
+def tile_params(data):
+    [s], _ = one(data)
+    return [s], {"reps": data.draw(st.integers(1, 3) | st.lists(st.integers(1, 3), max_size=4))}
+
+
+def tensordot_params(data):
+    a = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, max_side=3), label="a")
+    n = data.draw(st.integers(0, len(a)), label="n")
+    b = a[len(a) - n:] + data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=3), label="b free")
+    if data.draw(st.booleans()) and n:  # the same pairing, as two lists in shuffled order
+        order = data.draw(st.permutations(range(n)))
+        axes = ([len(a) - n + i for i in order], list(order))
+        return [a, b], {"axes": axes}
+    return [a, b], {"axes": n}
+
+
+EINSUMS = ["ij,jk->ik", "ij->ji", "ij->", "i,i->", "ij,j->i", "bij,bjk->bik", "i,j->ij",
+           "ijk->kj", "ij,kj", "ijk,l->j", "i,ij,jk->k"]
+
+
+def einsum_params(data):
+    spec = data.draw(st.sampled_from(EINSUMS), label="subscripts")
+    size = {c: data.draw(st.integers(1, 3)) for c in sorted(set(spec) - set(",->"))}
+    return [tuple(size[c] for c in term) for term in spec.split("->")[0].split(",")], {"spec": spec}
 
 
 def powers(exponents):
@@ -207,6 +287,37 @@ def cross_entropy_params(data):
                  "reduction": data.draw(st.sampled_from(["mean", "sum"]))}
 
 
+def smoothed_ce_params(data):
+    [s], params = cross_entropy_params(data)
+    return [s], {**params, "reduction": data.draw(st.sampled_from(["none", "mean", "sum"])),
+                 "label_smoothing": data.draw(st.sampled_from([0.0, 0.1, 0.5]))}
+
+
+def smoothed_ce_ref(x, targets, ignore_index, reduction, label_smoothing):
+    logp = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
+    nll = -np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]
+    loss = (1 - label_smoothing) * nll - label_smoothing * logp.mean(axis=-1)
+    keep = np.ones(targets.shape, bool) if ignore_index is None else targets != ignore_index
+    loss = np.where(keep, loss, 0.0)
+    return {"none": loss, "sum": loss.sum(), "mean": loss.sum() / max(keep.sum(), 1)}[reduction]
+
+
+def nll_ref(x, targets, ignore_index, reduction):
+    return smoothed_ce_ref(x - np.log(np.exp(x).sum(axis=-1, keepdims=True)), targets,
+                           ignore_index, reduction, 0.0)
+
+
+def binary_params(data):
+    [s], _ = one(data)
+    t = data.draw(hnp.arrays(np.float64, s, elements=st.sampled_from([0.0, 1.0, 0.3])), label="targets")
+    return [s], {"targets": t, "reduction": data.draw(st.sampled_from(["none", "mean", "sum"]))}
+
+
+def bce_ref(p, targets, reduction):
+    loss = -(targets * np.log(p) + (1 - targets) * np.log(1 - p))
+    return {"none": loss, "sum": loss.sum(), "mean": loss.mean()}[reduction]
+
+
 def linear_params(bias):
     def draw(data):
         batch = data.draw(hnp.array_shapes(min_dims=0, max_dims=2, max_side=3))
@@ -275,6 +386,18 @@ CASES = [
     Case("sigmoid", mg.sigmoid, lambda x: 1 / (1 + np.exp(-x)), "real", one),
     Case("relu", mg.relu, lambda x: np.maximum(x, 0), "nonzero", one),
     Case("abs", mg.abs, np.abs, "nonzero", one),
+    Case("sign", lambda x: mg.sign(x) * x, lambda x: np.sign(x) * x, "nonzero", one),
+    Case("sin", mg.sin, np.sin, "real", one),
+    Case("cos", mg.cos, np.cos, "real", one),
+    Case("log1p", mg.log1p, np.log1p, "above -1", one),
+    Case("expm1", mg.expm1, np.expm1, "real", one),
+    Case("maximum", mg.maximum, np.maximum, ("distinct", "eighths"), two_broadcast),
+    Case("minimum", mg.minimum, np.minimum, ("distinct", "eighths"), two_broadcast),
+    Case("clip", mg.clip, lambda x, lo, hi: np.clip(x, lo, hi), "distinct", clip_params),
+    Case(".sign .sin .cos .log1p .expm1 .clip",
+         lambda x: x.sign() + x.sin() * x.cos() + (x * x).log1p() + x.expm1() + x.clip(-1.1, 1.3),
+         lambda x: np.sign(x) + np.sin(x) * np.cos(x) + np.log1p(x * x) + np.expm1(x)
+         + np.clip(x, -1.1, 1.3), "eighths", one),
     Case("abs(), +, flatten", lambda x: abs(+x).flatten() + x.ravel(),
          lambda x: np.abs(x).ravel() + x.ravel(), "nonzero", one),
     Case("sum", mg.sum, lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims), "real",
@@ -284,6 +407,21 @@ CASES = [
     Case("max", mg.max, lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
          "distinct", reduction),
     Case("logsumexp", mg.logsumexp, logsumexp_ref, "real", reduction),
+    Case("min", mg.min, lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+         "distinct", reduction),
+    Case("prod", mg.prod, lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+         "real", reduction),
+    Case("prod with zeros", lambda x, axis, keepdims: mg.prod(mg.relu(x), axis, keepdims),
+         lambda x, axis, keepdims: np.prod(np.maximum(x, 0), axis=axis, keepdims=keepdims),
+         "nonzero", reduction),
+    Case("var", mg.var, lambda x, axis, keepdims, ddof: np.var(x, axis=axis, keepdims=keepdims,
+                                                               ddof=ddof), "real", var_params),
+    Case("std", mg.std, lambda x, axis, keepdims, ddof: np.std(x, axis=axis, keepdims=keepdims,
+                                                               ddof=ddof), "distinct", var_params),
+    Case("cumsum", mg.cumsum, np.cumsum, "real", cumsum_params),
+    Case(".min .prod .var .std .cumsum", lambda x: x.min() + x.prod() + x.var() + x.std(ddof=0)
+         + x.cumsum().sum(), lambda x: x.min() + x.prod() + x.var() + x.std() + x.cumsum().sum(),
+         "distinct", one),
     Case("matmul", mg.matmul, np.matmul, "real", matmul_shapes),
     Case("@", lambda a, b: a @ b, np.matmul, "real", matmul_shapes),
     Case("reshape", mg.reshape, np.reshape, "real", reshape_params),
@@ -311,11 +449,42 @@ CASES = [
     Case("softmax", F.softmax, softmax_ref, "real", softmax_params),
     Case("log_softmax", F.log_softmax, log_softmax_ref, "real", softmax_params),
     Case("cross_entropy", F.cross_entropy, cross_entropy_ref, "real", cross_entropy_params),
+    Case("cross_entropy none, smoothed", F.cross_entropy, smoothed_ce_ref, "real", smoothed_ce_params),
+    Case("nll_loss of log_softmax", lambda x, **kw: F.nll_loss(F.log_softmax(x), **kw), nll_ref,
+         "real", lambda data: (lambda s, p: (s, {**p, "reduction": data.draw(
+             st.sampled_from(["none", "mean", "sum"]))}))(*cross_entropy_params(data))),
+    Case("binary_cross_entropy", F.binary_cross_entropy, bce_ref, "probability", binary_params),
+    Case("binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
+         lambda z, targets, reduction: bce_ref(1 / (1 + np.exp(-z)), targets, reduction), "real",
+         binary_params),
     Case("linear", F.linear, lambda x, w, b: x @ w.T + b, "real", linear_params(True)),
     Case("linear no bias", F.linear, lambda x, w: x @ w.T, "real", linear_params(False)),
-    Case("embedding", lambda w, ids: F.embedding(w, ids), lambda w, ids: w[ids], "real",
+    Case("embedding", lambda w, ids: F.embedding(ids, w), lambda w, ids: w[ids], "real",
          embedding_params),
     Case("rpow", lambda x: 2.5 ** x, lambda x: 2.5 ** x, "real", one),
+    Case("power", mg.power, np.power, ("positive", "real"), two_broadcast),
+    Case("array ** tensor", lambda y: np.array([0.5, 2.0]) ** y, lambda y: np.array([0.5, 2.0]) ** y,
+         "real", lambda data: ([data.draw(st.sampled_from([(), (2,), (3, 2)]))], {})),
+    Case("tril", mg.tril, np.tril, "real", matrix_k),
+    Case("triu", mg.triu, np.triu, "real", matrix_k),
+    Case("take_along_axis", mg.take_along_axis, np.take_along_axis, "real", take_along_params),
+    Case("pad", mg.pad, np.pad, "real", pad_params),
+    Case("repeat", mg.repeat, np.repeat, "real", repeat_params),
+    Case("tile", mg.tile, np.tile, "real", tile_params),
+    Case("outer", mg.outer, np.outer, "real", two_broadcast),
+    Case("tensordot", mg.tensordot, np.tensordot, "real", tensordot_params),
+    Case("einsum", lambda *xs, spec: mg.einsum(spec, *xs), lambda *xs, spec: np.einsum(spec, *xs),
+         "real", einsum_params),
+    Case("erf", mg.erf, np.vectorize(math.erf), "real", one),
+    Case("softplus", F.softplus, lambda x: np.log(1 + np.exp(x)), "real", one),
+    Case("leaky_relu", F.leaky_relu, lambda x, negative_slope: np.where(x > 0, x, negative_slope * x),
+         "nonzero", lambda data: (one(data)[0], {"negative_slope": data.draw(st.sampled_from([0.01, 0.2]))})),
+    Case("elu", F.elu, lambda x, alpha: np.where(x > 0, x, alpha * (np.exp(x) - 1)), "nonzero",
+         lambda data: (one(data)[0], {"alpha": data.draw(st.sampled_from([1.0, 0.5]))})),
+    Case("silu", F.silu, lambda x: x / (1 + np.exp(-x)), "real", one),
+    Case("gelu", F.gelu, lambda x: x * 0.5 * (1 + np.vectorize(math.erf)(x / np.sqrt(2))), "real", one),
+    Case("gelu tanh", lambda x: F.gelu(x, approximate="tanh"),
+         lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), "real", one),
 ]
 
 
@@ -412,7 +581,12 @@ def test_a_scalar_base_to_a_tensor_power():
     out = 0.0 ** x                                      # was exp(x log 0) = NaN at x = 0
     np.testing.assert_array_equal(out.data, [1.0, 0.0, 0.0])
     out.backward(np.ones(3))
-    assert x.grad[1] == 0 and x.grad[2] == 0            # out = 0: no NaN from 0 · log 0
+    np.testing.assert_array_equal(x.grad, [0, 0, 0])    # no NaN from 0 · log 0, no −inf at 0
+    seed = mg.tensor(np.ones(3), requires_grad=True)
+    x.grad = None
+    (0.0 ** x).backward(seed, create_graph=True)       # the second derivative w.r.t. the seed
+    x.grad.sum().backward()
+    np.testing.assert_array_equal(seed.grad, [0, 0, 0])  # was NaN; 0 as HIPS autograd
     y = mg.tensor(np.array([0.5, -1.0], F32), requires_grad=True)
     out = 3 ** y
     assert out.dtype == F32
@@ -467,3 +641,129 @@ def test_abs_has_zero_gradient_at_its_kink_as_pytorch():
     x = mg.tensor([-1.0, 0.0, 2.0], requires_grad=True)
     mg.abs(x).sum().backward()
     np.testing.assert_array_equal(x.grad, [-1.0, 0.0, 1.0])
+
+
+# ---- kinks and ties, as PyTorch --------------------------------------------------------------
+
+def test_maximum_and_minimum_split_a_tie_in_half_as_pytorch():
+    a = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = mg.tensor([2.0, 2.0, 1.0], requires_grad=True)
+    (mg.maximum(a, b) + 10 * mg.minimum(a, b)).sum().backward()
+    np.testing.assert_array_equal(a.grad, [10, 5.5, 1])
+    np.testing.assert_array_equal(b.grad, [1, 5.5, 10])
+
+
+def test_clip_passes_the_gradient_at_its_bounds_as_pytorch():
+    x = mg.tensor([-2.0, -1.0, 0.0, 1.0, 2.0], requires_grad=True)
+    mg.clip(x, -1.0, 1.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, [0, 1, 1, 1, 0])
+
+
+def test_sign_has_zero_gradient_and_int_inputs_follow_numpy():
+    x = mg.tensor([-2.0, 0.0, 3.0], requires_grad=True)
+    (mg.sign(x) * 3 + x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [1, 1, 1])
+    ints = mg.tensor([-2, 0, 3])
+    for op, ref in ((mg.sign, np.sign), (mg.cumsum, np.cumsum), (mg.prod, np.prod), (mg.min, np.min),
+                    (mg.sin, np.sin), (mg.var, np.var), (lambda t: mg.clip(t, -1, 1),
+                                                         lambda a: np.clip(a, -1, 1))):
+        out = op(ints)
+        assert out.dtype == ref(ints.data).dtype and not out.requires_grad
+        np.testing.assert_array_equal(out.data, ref(ints.data))
+
+
+def test_prod_with_zeros_has_the_product_of_the_others_as_gradient():
+    x = mg.tensor([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.0, 2.0, 4.0]], requires_grad=True)
+    mg.prod(x, axis=1).sum().backward()
+    np.testing.assert_array_equal(x.grad, [[0, 6, 0], [0, 0, 0], [8, 4, 2]])
+    assert gradgradcheck(lambda t: mg.prod(t, axis=-1), [np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0]])])
+
+
+def test_std_of_equal_values_has_zero_gradient_as_pytorch():
+    x = mg.tensor([2.0, 2.0, 2.0], requires_grad=True)
+    mg.std(x).backward()
+    np.testing.assert_array_equal(x.grad, [0, 0, 0])
+
+
+@given(data=st.data())
+def test_argmax_and_argmin_match_numpy_with_ties(data):
+    x = data.draw(hnp.arrays(np.float64, SHAPE_1D, elements=st.integers(-2, 2).map(float)))
+    axis = data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1))
+    keepdims = data.draw(st.booleans())
+    t = mg.tensor(x, requires_grad=True)
+    for out, ref in ((mg.argmax(t, axis, keepdims), np.argmax(x, axis, keepdims=keepdims)),
+                     (t.argmin(axis=axis, keepdims=keepdims), np.argmin(x, axis, keepdims=keepdims))):
+        assert out.dtype == ref.dtype and not out.requires_grad  # ties: the first index
+        np.testing.assert_array_equal(out.data, ref)
+
+
+def test_a_0d_tensor_takes_axis_0_and_minus_1_where_numpy_does():
+    x = mg.tensor(2.0, requires_grad=True)
+    for axis in (0, -1):
+        for out, ref in ((x.sum(axis=axis), np.sum(x.data, axis=axis)),
+                         (mg.max(x, axis), np.max(x.data, axis=axis)),
+                         (mg.min(x, axis), np.min(x.data, axis=axis)),
+                         (mg.prod(x, axis), np.prod(x.data, axis=axis)),
+                         (mg.cumsum(x, axis), np.cumsum(x.data, axis=axis)),
+                         (mg.argmax(x, axis), np.argmax(x.data, axis=axis)),
+                         (mg.squeeze(x, axis), np.squeeze(x.data, axis=axis)),
+                         (mg.logsumexp(x, axis), x.data),
+                         (F.softmax(x, axis), 1.0), (F.log_softmax(x, axis), 0.0)):
+            assert out.shape == np.shape(ref)
+            np.testing.assert_allclose(out.data, ref)
+    assert gradgradcheck(lambda t: F.softmax(t, 0) * t + t.sum(axis=-1) * mg.logsumexp(t, 0),
+                         [np.array(0.3)])
+    for bad in (lambda: x.sum(axis=(0,)), lambda: x.sum(axis=1), lambda: mg.squeeze(x, 1)):
+        with pytest.raises(ValueError, match="out of range"):
+            bad()
+
+
+def test_squeeze_of_a_non_unit_axis_raises_as_numpy():
+    with pytest.raises(ValueError, match="does not have size 1"):
+        mg.squeeze(mg.tensor(np.zeros((2, 3))), 0)
+    with pytest.raises(ValueError):
+        np.squeeze(np.zeros((2, 3)), 0)
+
+
+def test_activations_at_their_kinks_and_extremes_as_pytorch():
+    x = mg.tensor([-1000.0, -1.0, 0.0, 1.0, 1000.0], requires_grad=True)
+    with np.errstate(all="raise", under="ignore"):
+        out = F.softplus(x) + F.leaky_relu(x, 0.1) + F.elu(x, 0.5) + F.gelu(x)
+        out.backward(np.ones(5))
+    assert np.all(np.isfinite(out.data)) and np.all(np.isfinite(x.grad))
+    # at 0: softplus' σ(0) = ½, leaky_relu's slope 0.1, elu's α = 0.5, gelu's Φ(0) = ½
+    assert x.grad[2] == 0.5 + 0.1 + 0.5 + 0.5
+    np.testing.assert_allclose(F.softplus(x).data[[0, 4]], [0.0, 1000.0])
+
+
+def test_pow_with_a_tensor_exponent_is_finite_at_a_zero_base_as_pytorch():
+    x = mg.tensor([0.0, 0.0, 2.0, 0.0], requires_grad=True)
+    y = mg.tensor([2.0, 0.0, 0.0, 0.5], requires_grad=True)
+    out = mg.power(x, y)
+    np.testing.assert_array_equal(out.data, [0.0, 1.0, 1.0, 0.0])
+    out.backward(np.ones(4), create_graph=True)
+    np.testing.assert_array_equal(x.grad.data, [0.0, 0.0, 0.0, np.inf])  # 0.5 · 0^−0.5 = ∞
+    np.testing.assert_array_equal(y.grad.data, [0.0, 0.0, np.log(2.0), 0.0])
+    assert gradgradcheck(mg.power, [np.array([0.7, 2.0, 1.5]), np.array([0.0, -1.5, 2.0])])
+
+
+def test_binary_cross_entropy_clamps_its_logs_at_minus_100_as_pytorch():
+    p = mg.tensor([0.0, 1.0, 0.5], requires_grad=True)
+    loss = F.binary_cross_entropy(p, np.array([1.0, 0.0, 1.0]), reduction="none")
+    np.testing.assert_allclose(loss.data, [100.0, 100.0, np.log(2.0)])
+    loss.sum().backward()
+    assert np.all(np.isfinite(p.grad))                      # (p − t) / max(p(1 − p), 1e-12)
+    z = mg.tensor([-1000.0, 0.0, 1000.0], requires_grad=True)
+    with np.errstate(all="raise", under="ignore"):
+        loss = F.binary_cross_entropy_with_logits(z, np.array([1.0, 1.0, 0.0]), reduction="sum")
+        loss.backward()
+    np.testing.assert_allclose(loss.data, 2000.0 + np.log(2.0))
+    np.testing.assert_allclose(z.grad, [-1.0, -0.5, 1.0])
+
+
+def test_nll_loss_ignores_pytorchs_default_index():
+    logp = mg.tensor(np.log(np.full((3, 4), 0.25)), requires_grad=True)
+    loss = F.nll_loss(logp, np.array([1, -100, 2]))
+    np.testing.assert_allclose(loss.data, np.log(4.0))
+    loss.backward()
+    np.testing.assert_array_equal(logp.grad, [[0, -0.5, 0, 0], [0] * 4, [0, 0, -0.5, 0]])

@@ -139,7 +139,7 @@ def test_the_table_extends_attentions_and_names_each_kernel_once():
 
 
 def test_use_kernels_switches_in_place_without_new_attributes_and_use_core_switches_back():
-    model = tiny_model()
+    model = tiny_model().train()  # greedy decodes in eval mode and sets it back: an attribute
     before = {id(m): (type(m), dict(vars(m))) for m in model.modules()}
     names = [n for n, _ in model.named_parameters()]
     assert use_kernels(model) is model

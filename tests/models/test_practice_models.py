@@ -40,13 +40,17 @@ def test_attention_dropout_gradchecks_with_a_fixed_mask_and_leaves_evaluation_al
     fixed = lambda: model.loss(src, tgt, src_mask, tgt_mask, rng=np.random.default_rng(5))
     assert gradcheck_params(model, fixed)
     dropped = fixed().item()
-    plain = model.loss(src, tgt, src_mask, tgt_mask).item()          # no generator: no dropout
-    assert dropped != plain
+    with pytest.raises(ValueError, match=r"^Attention: dropout=0\.3 in training mode needs rng="):
+        model.loss(src, tgt, src_mask, tgt_mask)                     # no generator: an error
     model.eval()                                                     # evaluation: no dropout
+    plain = model.loss(src, tgt, src_mask, tgt_mask).item()
+    assert dropped != plain
     assert model.loss(src, tgt, src_mask, tgt_mask, rng=np.random.default_rng(5)).item() == plain
     without = tiny_model(decoder="bahdanau")
     assert without.loss(src, tgt, src_mask, tgt_mask).item() == plain  # p is not a weight
+    model.train()
     out = model.greedy(src, 4, src_mask)                             # decoding never drops
+    assert model.training                                            # and leaves the mode
     np.testing.assert_allclose([o.weights.sum(-1) for o in out][0], 1.0)
 
 
