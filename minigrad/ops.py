@@ -93,10 +93,9 @@ def neg(x) -> Tensor:
 
 def pow(x, exponent) -> Tensor:
     """x ** p for a scalar p. d/dx = p x^(p-1). A Tensor or array exponent: ``power``."""
-    x = as_tensor(x)
     if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
-        raise TypeError("pow: the exponent must be a Python or NumPy scalar; for a tensor "
-                        "exponent use mg.power(x, y)")
+        return power(x, exponent)
+    x = as_tensor(x)
     if x.data.dtype.kind == "b":
         raise _bool_error("pow", x)
     refuse_complex(exponent)

@@ -65,9 +65,14 @@ def test_integer_tensors_are_allowed_but_cannot_require_grad():
         nn.Parameter(np.arange(3))
 
 
+def test_a_tensor_exponent_is_power():
+    x, y = mg.tensor([2.0, 3.0], requires_grad=True), mg.tensor([3.0, 0.5], requires_grad=True)
+    (x ** y).sum().backward()
+    np.testing.assert_allclose(x.grad, y.data * x.data ** (y.data - 1))
+    np.testing.assert_allclose(y.grad, x.data ** y.data * np.log(x.data))
+
+
 def test_other_misuse_is_explained():
-    with pytest.raises(TypeError, match="exponent must be a Python or NumPy scalar"):
-        t(2) ** t(2)
     with pytest.raises(IndexError, match=r"getitem: .* shape \(2, 3\)"):
         t(2, 3)[5]
     with pytest.raises(ValueError, match="axis 2 is out of range"):
