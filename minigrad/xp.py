@@ -63,9 +63,7 @@ class Arrays:
     def cumsum(x, axis):
         return np.cumsum(x, axis=axis)
 
-    @staticmethod
-    def einsum(subscripts, *operands):
-        return np.einsum(subscripts, *operands)
+    einsum = staticmethod(np.einsum)
     scatter = staticmethod(scatter_array)
     nan_to_zero = staticmethod(_nan_to_zero_array)
 
@@ -85,61 +83,24 @@ class Arrays:
 class Tensors:
     """``xp`` under ``create_graph=True``: minigrad's ops on Tensors, so the backward records."""
 
-    @staticmethod
-    def broadcast_to(x, shape):
-        return shape_ops.broadcast_to(x, shape)
-
-    @staticmethod
-    def where(cond, a, b):
-        return shape_ops.where(cond, a, b)
+    broadcast_to = staticmethod(shape_ops.broadcast_to)
+    where = staticmethod(shape_ops.where)
 
     @staticmethod
     def zeros_like(x):
         return Tensor(np.zeros_like(x.data))
 
-    @staticmethod
-    def exp(x):
-        return ops.exp(x)
-
-    @staticmethod
-    def sin(x):
-        return ops.sin(x)
-
-    @staticmethod
-    def cos(x):
-        return ops.cos(x)
-
-    @staticmethod
-    def sigmoid(x):
-        return ops.sigmoid(x)
-
-    @staticmethod
-    def log(x):
-        return ops.log(x)
-
-    @staticmethod
-    def maximum(a, b):
-        return ops.maximum(a, b)
-
-    @staticmethod
-    def power(x, y):
-        return ops.power(x, y)
-
-    @staticmethod
-    def prod(x, axis):
-        return ops.prod(x, axis)
-
-    @staticmethod
-    def cumsum(x, axis):
-        return ops.cumsum(x, axis)
-
-    @staticmethod
-    def einsum(subscripts, *operands):
-        return ops.einsum(subscripts, *operands)
-
-    @staticmethod
-    def scatter(values, index, shape):
-        return shape_ops.scatter(values, index, shape)
+    exp = staticmethod(ops.exp)
+    sin = staticmethod(ops.sin)
+    cos = staticmethod(ops.cos)
+    sigmoid = staticmethod(ops.sigmoid)
+    log = staticmethod(ops.log)
+    maximum = staticmethod(ops.maximum)
+    power = staticmethod(ops.power)
+    prod = staticmethod(ops.prod)
+    cumsum = staticmethod(ops.cumsum)
+    einsum = staticmethod(ops.einsum)
+    scatter = staticmethod(shape_ops.scatter)
 
     @staticmethod
     def nan_to_zero(p):
