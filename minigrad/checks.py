@@ -87,6 +87,17 @@ def check_saved(order) -> None:
                 f"it a new array (t.data = new_array) before recording the graph.")
 
 
+KEEP_NODES, KEEP_NUMBERS = 500, 100_000  # a graph this small is kept for drawing after backward
+
+
+def small(order) -> bool:
+    """Whether backward keeps this graph's shape and gradients (``Tensor._kept``) when it frees
+    it, so that ``draw_graph`` can draw it afterwards, as micrograd users do: at most
+    ``KEEP_NODES`` nodes holding at most ``KEEP_NUMBERS`` numbers (a training step's graph is
+    larger, so it is freed whole and costs nothing more)."""
+    return len(order) <= KEEP_NODES and sum(n.data.size for n in order) <= KEEP_NUMBERS
+
+
 def check_arity(node, parent_grads) -> None:
     """A VJP returns one gradient (or None) per input."""
     if len(parent_grads) != len(node._parents):

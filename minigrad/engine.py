@@ -2,9 +2,10 @@
 
 ``backward()`` orders the graph (iteratively: a 100 000-op chain works), calls each op's VJP
 once, sums each gradient back to its parent's shape, accumulates, fills the leaves' ``.grad``
-and frees the graph. A VJP ``vjp(xp, g, out, *inputs)`` returns one gradient (or None) per
-input given g = ∂L/∂out: one formula, run on arrays with NumPy as ``xp`` or, under
-``create_graph=True``, on Tensors with minigrad's ops (``xp.py``). Checks: ``checks.py``.
+and frees the graph (a small one keeps its shape and gradients, for ``draw_graph``). A VJP
+``vjp(xp, g, out, *inputs)`` returns one gradient (or None) per input given g = ∂L/∂out: one
+formula, run on arrays with NumPy as ``xp`` or, under ``create_graph=True``, on Tensors with
+minigrad's ops (``xp.py``). Checks: ``checks.py``; operators and methods: ``tensor.py``.
 """
 from __future__ import annotations
 
@@ -17,11 +18,10 @@ NAMESPACES = {}  # create_graph (False/True) -> the ``xp`` VJPs compute with (fi
 
 
 class Tensor:
-    """An array ``data`` with ``grad`` and ``requires_grad``; made by an op, it also holds its
-    ``_parents`` and ``_vjp``. Operators and array methods are added by ``tensor.py``."""
+    """An array ``data`` with ``grad``; made by an op, also its ``_parents`` and ``_vjp``."""
 
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
-                 "_epoch", "__weakref__")
+                 "_epoch", "_kept", "__weakref__")  # _kept: (parents, gradient) after backward
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
@@ -88,7 +88,7 @@ def _run(roots, seeds, retain_graph: bool, create_graph: bool, wanted=None) -> d
     it returns into its parents' gradients; fill leaves' ``.grad`` (or return ``wanted``'s)."""
     order = topological_order(roots)
     checks.check_saved(order)
-    mode.epoch += 1
+    mode.epoch, keep = mode.epoch + 1, not retain_graph and checks.small(order)
     xp, grads, found = NAMESPACES[create_graph], {}, {}
     for root, seed in zip(roots, seeds):
         grads[root] = grads[root] + seed if root in grads else seed
@@ -115,6 +115,6 @@ def _run(roots, seeds, retain_graph: bool, create_graph: bool, wanted=None) -> d
                 if mode.anomaly:
                     checks.check_finite(pg, node._op, "backward", node, node._parents)
                 grads[p] = grads[p] + pg if p in grads else pg  # a parent read twice: the sum
-        if not retain_graph:  # release the parents, so the intermediates can go
-            node._parents, node._vjp = (), FREED
+        if not retain_graph:  # release the parents, so the intermediates can go (unless kept)
+            node._kept, node._parents, node._vjp = keep and (node._parents, g), (), FREED
     return found

@@ -1,6 +1,7 @@
 """``draw_graph``: the graph that made a tensor, as SVG, Graphviz dot, Mermaid or text."""
 from __future__ import annotations
 
+from minigrad.checks import KEEP_NODES, KEEP_NUMBERS
 from minigrad.engine import FREED
 from minigrad.draw.common import Drawing
 from minigrad.files import write_text_atomic
@@ -31,9 +32,10 @@ def draw_graph(root, fmt: str = "svg", path=None, *, trace: Trace | None = None,
 
     ``fmt``: "svg", "dot" (Graphviz), "mermaid" or "text". ``trace``: a ``Trace`` recorded
     around the forward (and backward): gradients of every node, scopes, parameter names, and
-    a graph that survives ``backward()``. Without it the graph is read from the tensors, so
-    draw before ``backward()`` (or after ``backward(retain_graph=True)``); leaves show their
-    ``.grad``. ``names``: {name: tensor}; ``module``: names its parameters by attribute path.
+    a graph that survives ``backward()``. Without it the graph is read from the tensors: before
+    ``backward()``, or after it (a small graph's shape and every node's gradient are kept by
+    ``backward()``; a larger one needs ``retain_graph=True`` or a trace); leaves show ``.grad``.
+    ``names``: {name: tensor}; ``module``: names its parameters by attribute path.
     ``collapse``: scope depth to collapse at (1: one box per outermost Module call);
     ``expand``: groups to open ("decoder", "decoder/step 3"). ``highlight``: tensors to mark.
     """
@@ -41,10 +43,12 @@ def draw_graph(root, fmt: str = "svg", path=None, *, trace: Trace | None = None,
         raise ValueError(f"draw_graph: fmt must be one of {sorted(FORMATS)}, got {fmt!r}")
     if not hasattr(root, "_parents"):
         raise TypeError(f"draw_graph: root must be a minigrad Tensor, got {type(root).__name__}")
-    if trace is None and root._vjp is FREED:  # backward() released it: one box would mislead
-        raise RuntimeError(
+    if trace is None and root._vjp is FREED and not getattr(root, "_kept", None):
+        raise RuntimeError(  # backward() released a large graph: one box would mislead
             f"draw_graph: the graph that made this tensor (op '{root._op}') was freed by "
-            f"backward(); draw it before backward(), call backward(retain_graph=True), or record "
+            f"backward() (only graphs of at most {KEEP_NODES} nodes and {KEEP_NUMBERS:,} numbers "
+            f"are kept for drawing); draw it before backward(), call backward(retain_graph=True), "
+            f"or record "
             f"it with `with minigrad.viz.trace() as tr:` around the forward and backward and "
             f"draw_graph(root, trace=tr) (that also shows every node's gradient)")
     graph = graph_of(root, trace, names, module, collapse, expand, highlight, grads)

@@ -75,7 +75,8 @@ def _order(root, parents_of) -> list:
 
 
 def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -> Graph:
-    """The graph of ``root`` from its recorded parents (``trace``) or its live ``_parents``.
+    """The graph of ``root`` from its recorded parents (``trace``), its live ``_parents``, or
+    what ``backward()`` kept of a small graph when it freed it (``_kept``: parents, gradient).
 
     ``names``: {name: tensor} for leaves (or any node) to be named; a ``trace`` adds the
     parameter names and scopes it recorded and the gradients of every node. ``highlight``:
@@ -84,7 +85,8 @@ def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -
     known = dict(trace.names) if trace is not None else {}
     known.update((t, n) for n, t in (names or {}).items())
     recorded = trace.parents if trace is not None else {}
-    parents_of = lambda t: recorded.get(t, t._parents)  # noqa: E731
+    kept = lambda t: getattr(t, "_kept", None) or (t._parents, None)  # noqa: E731  (after backward)
+    parents_of = lambda t: recorded.get(t, t._parents or kept(t)[0])  # noqa: E731
     order = _order(root, parents_of)
     number = {t: i for i, t in enumerate(order)}
     marked = {id(t) for t in highlight}
@@ -96,7 +98,7 @@ def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -
         title = (f"{known[t]} = {t._op}" if t in known else t._op) if ps else \
             known.get(t, {"param": "param", "leaf": "input"}.get(kind, "constant"))
         lines = [_shape(t.data), "value " + summary(t.data)]
-        grad = (trace.grads.get(t) if trace is not None and ps else t.grad if not ps else None)
+        grad = (t.grad if not ps else trace.grads.get(t) if trace is not None else kept(t)[1])
         if show_grads and grad is not None:
             lines.append("grad " + summary(grad))
         nodes.append(Node(kind, title, lines, (trace.scopes.get(t, ()) if trace else ()),

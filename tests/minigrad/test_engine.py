@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
+from minigrad.checks import KEEP_NUMBERS
 
 
 # ---- order and accumulation ------------------------------------------------------------------------
@@ -151,13 +152,14 @@ def test_grad_with_grad_outputs_and_a_single_input():
 # ---- freeing the graph ---------------------------------------------------------------------------
 
 def test_backward_releases_the_graph():
-    """Once backward returns, nothing holds the intermediates any more (with retain_graph they
-    live until the output goes). Reference counting alone must free them: the collector is
-    off, so a reference cycle in the graph would keep them alive and fail the test."""
+    """Once backward returns, nothing holds the intermediates of a training-sized graph any
+    more (with retain_graph, or for a graph small enough to be kept for drawing, they live
+    until the output goes). Reference counting alone must free them: the collector is off, so
+    a reference cycle in the graph would keep them alive and fail the test."""
     gc.collect()
     gc.disable()
     try:
-        x = mg.tensor(np.ones(3), requires_grad=True)
+        x = mg.tensor(np.ones(KEEP_NUMBERS), requires_grad=True)
         h = mg.exp(x)
         y = (h * h).sum()
         intermediate = weakref.ref(h)
@@ -165,6 +167,16 @@ def test_backward_releases_the_graph():
         assert intermediate() is not None               # y's graph holds it
         y.backward()
         assert intermediate() is None                   # released, though y is alive
+
+        x = mg.tensor(np.ones(3), requires_grad=True)
+        h = mg.exp(x)
+        y = (h * h).sum()
+        intermediate = weakref.ref(h)
+        del h
+        y.backward()
+        assert intermediate() is not None               # a small graph is kept for draw_graph
+        del y
+        assert intermediate() is None                   # and freed with the output
 
         h = mg.exp(x)
         y = (h * h).sum()

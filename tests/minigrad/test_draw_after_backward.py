@@ -1,0 +1,110 @@
+"""Draw after backward, as micrograd users do: a small graph keeps its shape and every node's
+gradient when ``backward()`` frees it; a large one is freed whole and the viewer says why."""
+import gc
+import re
+import weakref
+
+import numpy as np
+import pytest
+
+import minigrad as mg
+from minigrad.checks import KEEP_NODES, KEEP_NUMBERS, small
+from minigrad.engine import FREED
+from minigrad.viz import draw_graph, trace
+
+
+def neuron():
+    """micrograd's first example: o = tanh(x1*w1 + x2*w2 + b)."""
+    x1, x2 = mg.tensor(2.0, requires_grad=True), mg.tensor(0.0, requires_grad=True)
+    w1, w2 = mg.tensor(-3.0, requires_grad=True), mg.tensor(1.0, requires_grad=True)
+    b = mg.tensor(6.8813735870195432, requires_grad=True)
+    n = x1 * w1 + x2 * w2 + b
+    return mg.tanh(n), n, (x1, x2, w1, w2, b)
+
+
+def rows(text):
+    return [line.split() for line in text.splitlines()[1:]]
+
+
+def test_micrograds_first_example_draws_every_node_with_its_value_and_gradient():
+    o, _, (x1, x2, w1, w2, b) = neuron()
+    before = draw_graph(o, "text")
+    o.backward()
+    after = draw_graph(o, "text")
+    assert len(rows(after)) == len(rows(before)) == 10        # 5 inputs, 4 ops, the root
+    assert "grad" not in before.split("root")[1]               # before backward: no gradient yet
+    ops = {r[2]: r for r in rows(after) if r[1] in ("op", "root")}
+    assert set(ops) == {"mul", "add", "tanh"}
+    assert all("grad" in r for r in rows(after)), after        # every node shows its gradient
+    # the numbers micrograd's README prints: o = 0.7071, dn = 1 - o^2 = 0.5, dx1 = w1 * 0.5
+    assert "value 0.7071 | grad 1" in after
+    assert after.count("grad 0.5") == 2 + 2 + 2                # x2, b; the two sums; both muls
+    assert x1.grad == pytest.approx(-1.5) and w1.grad == pytest.approx(1.0)
+    assert "grad -1.5" in after and re.search(r"value 1 \| grad 0$", after, re.M)  # w2: x2 = 0
+
+
+def test_the_kept_gradients_are_the_ones_backward_computed():
+    o, n, _ = neuron()
+    o.backward()
+    parents, g = n._kept
+    assert g == pytest.approx(1 - np.tanh(n.data) ** 2)         # dL/dn = 1 - tanh(n)^2
+    assert len(parents) == 2 and all(p._op in ("add", "leaf") for p in parents)
+    assert n._parents == () and n._vjp is FREED                 # still freed: no second backward
+    with pytest.raises(RuntimeError, match="a second time"):
+        o.backward()
+
+
+def test_drawing_a_middle_node_after_backward_draws_its_part_of_the_graph():
+    o, n, _ = neuron()
+    o.backward()
+    text = draw_graph(n, "text")
+    assert "tanh" not in text and len(rows(text)) == 9 and text.count("op ") + 1 == 4
+
+
+def test_a_training_steps_graph_is_freed_whole():
+    """Above the size limit nothing is kept: the graph goes when backward ends."""
+    x = mg.tensor(np.ones((KEEP_NUMBERS // 10 + 1, 10)), requires_grad=True)
+    h = mg.tanh(x)
+    loss = (h * h).sum()
+    ref = weakref.ref(h)
+    del h
+    loss.backward()
+    gc.collect()
+    assert ref() is None and not getattr(loss, "_kept", None)
+    assert x.grad.shape == x.shape
+
+
+def test_many_nodes_are_not_kept_either():
+    x = mg.tensor(1.0, requires_grad=True)
+    y = x
+    for _ in range(KEEP_NODES):
+        y = y * 1.0
+    assert not small([x] * (KEEP_NODES + 1)) and small([x] * KEEP_NODES)
+    y.backward()
+    assert not getattr(y, "_kept", None) and x.grad == 1.0
+    with pytest.raises(RuntimeError, match="was freed by backward"):
+        draw_graph(y)
+
+
+def test_retain_graph_and_trace_still_draw_as_before():
+    o, _, _ = neuron()
+    o.backward(retain_graph=True)
+    assert not getattr(o, "_kept", None) and "tanh" in draw_graph(o, "text")
+    with trace() as tr:
+        o, _, _ = neuron()
+        o.backward()
+    assert draw_graph(o, "text", trace=tr) == draw_graph(o, "text")
+
+
+def test_a_second_graph_built_on_a_freed_node_refuses_as_before():
+    o, _, _ = neuron()
+    o.backward()
+    with pytest.raises(RuntimeError, match="backward through op 'tanh' a second time"):
+        (o * 2.0).backward()
+
+
+def test_the_drawn_svg_after_backward_has_every_node():
+    o, _, _ = neuron()
+    o.backward()
+    svg = draw_graph(o, "svg")
+    assert svg.count("grad ") >= 10 and "tanh" in svg
