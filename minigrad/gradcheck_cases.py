@@ -8,7 +8,7 @@ import argparse
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
+from minigrad import functional as F, nn_ops
 
 
 def cases(rng: np.random.Generator) -> list:
@@ -84,6 +84,49 @@ def cases(rng: np.random.Generator) -> list:
         ("linear", F.linear, [normal((2, 3, 4)), normal((5, 4)), normal(5)]),
         ("embedding", lambda w: F.embedding(ids, w), [normal((5, 3))]),
         ("dropout", lambda x: F.dropout(x, 0.5, rng=np.random.default_rng(1)), [normal((3, 4))]),
+        ("abs", mg.abs, [nonzero(m)]),
+        ("sign * x", lambda x: mg.sign(x) * x, [nonzero(m)]),
+        ("sin", mg.sin, [normal(m)]),
+        ("cos", mg.cos, [normal(m)]),
+        ("log1p", mg.log1p, [positive(m)]),
+        ("expm1", mg.expm1, [normal(m)]),
+        ("erf", mg.erf, [normal(m)]),
+        ("maximum", mg.maximum, [distinct((3, 4)), distinct(4) + 0.05]),
+        ("minimum", mg.minimum, [distinct((3, 4)), distinct(4) + 0.05]),
+        ("clip -0.5 0.5", lambda x: mg.clip(x, -0.5, 0.5), [distinct((3, 4)) - 1.55]),
+        (f"min axis={ax}", lambda x: mg.min(x, ax), [distinct(m)]),
+        (f"prod axis={ax}", lambda x: mg.prod(x, ax), [nonzero(m)]),
+        (f"var axis={ax2} ddof=1", lambda x: mg.var(x, ax2, ddof=1), [normal((3, 4))]),
+        ("std axis=0", lambda x: mg.std(x, 0), [normal((3, 4))]),
+        ("cumsum axis=1", lambda x: mg.cumsum(x, 1), [normal((3, 4))]),
+        ("power x ** y", mg.power, [positive((3, 4)), normal(4)]),
+        ("outer", mg.outer, [normal(3), normal(4)]),
+        ("tensordot axes=1", lambda x, y: mg.tensordot(x, y, 1), [normal((2, 3)), normal((3, 4))]),
+        ("einsum bij,bjk->bik", lambda x, y: mg.einsum("bij,bjk->bik", x, y),
+         [normal((2, 3, 4)), normal((2, 4, 2))]),
+        ("tril", mg.tril, [normal((3, 4))]),
+        ("triu 1", lambda x: mg.triu(x, 1), [normal((3, 4))]),
+        ("take_along_axis", lambda x: mg.take_along_axis(x, ids[:, :2] % 4, axis=1),
+         [normal((2, 4))]),
+        ("pad", lambda x: mg.pad(x, ((1, 0), (0, 2))), [normal((2, 3))]),
+        ("repeat 2 axis=0", lambda x: mg.repeat(x, 2, axis=0), [normal((2, 3))]),
+        ("tile (2, 1)", lambda x: mg.tile(x, (2, 1)), [normal((2, 3))]),
+        ("softplus", F.softplus, [normal(m)]),
+        ("leaky_relu", F.leaky_relu, [nonzero(m)]),
+        ("elu", F.elu, [nonzero(m)]),
+        ("silu", F.silu, [normal(m)]),
+        ("gelu", F.gelu, [normal(m)]),
+        ("gelu tanh", lambda x: F.gelu(x, approximate="tanh"), [normal(m)]),
+        ("layer_norm", nn_ops.layer_norm, [normal((2, 4)), normal(4), normal(4)]),
+        ("nll_loss", lambda x: F.nll_loss(F.log_softmax(x), targets), [normal((4, 5))]),
+        ("binary_cross_entropy", lambda p: F.binary_cross_entropy(p, targets / 3.0),
+         [rng.uniform(0.1, 0.9, 4)]),
+        ("bce with logits", lambda x: F.binary_cross_entropy_with_logits(x, targets / 3.0),
+         [normal(4)]),
+        ("cross_entropy smoothing", lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1),
+         [normal((4, 5)), targets]),
+        ("cross_entropy none", lambda x, t: F.cross_entropy(x, t, reduction="none"),
+         [normal((4, 5)), targets]),
     ]
 
 
