@@ -14,8 +14,9 @@ with central finite differences of the forward (float64) and names classic mista
 Modules, small to large: ``catalog`` (what an exercise is), ``catalog_basic``,
 ``catalog_attention``, ``catalog_transformer`` and ``catalog_second`` (the exercises: 1-7,
 8-12, 13-14, 15-16), ``diagnose`` (patterns of wrong gradients), ``checker`` (judging),
-``child`` and ``sandbox`` (a learner's file runs in a child process with a wall-clock limit),
-``report`` (text), ``__main__`` (the command line).
+``integrity`` (the digests of the checker's own files; reading a learner's file), ``child``
+and ``sandbox`` (a learner's file runs in a locked-down child process with a wall-clock
+limit), ``report`` (text), ``__main__`` (the command line).
 """
 from __future__ import annotations
 

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from minigrad.exercises import all_exercises, check_file, copy_stubs, find, report
+from minigrad.exercises import all_exercises, check_file, child, copy_stubs, find, integrity, report
 
 PROGRAM = report.PROGRAM
 
@@ -15,7 +17,11 @@ PROGRAM = report.PROGRAM
 def _check_all(folder: Path) -> list:
     """``check_file`` for every exercise, a few child processes at a time, in order."""
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda e: check_file(e, folder), all_exercises()))
+        try:
+            return list(pool.map(lambda e: check_file(e, folder), all_exercises()))
+        except BaseException:  # Ctrl-C or SIGTERM: kill the running children, start no more
+            child.stop_all()
+            raise
 
 
 def cmd_list(args) -> int:
@@ -71,6 +77,11 @@ def cmd_hint(args) -> int:
     return 0
 
 
+def cmd_digests(args) -> int:
+    print(f"wrote {integrity.write()} ({len(integrity.files())} files)")
+    return 0
+
+
 def cmd_overview(args) -> int:
     """The bare command: the list, then the other commands in one line."""
     cmd_list(args)
@@ -108,8 +119,22 @@ def main(argv=None) -> int:
     p.add_argument("name", metavar="NAME")
     p.add_argument("--level", type=int, default=1, choices=(1, 2))
     p.set_defaults(run=cmd_hint)
+    p = sub.add_parser("digests", help="for contributors: record the digests of the "
+                       "checker's files after changing them")
+    p.set_defaults(run=cmd_digests)
     parser.set_defaults(run=cmd_overview, dir=".")
     args = parser.parse_args(argv)
+    refusal = integrity.problem() if args.run in (cmd_list, cmd_check, cmd_overview) else None
+    if refusal:
+        print(f"error: {refusal}", file=sys.stderr)
+        return 2
+    stopped = []
+    def stop(signum, frame):  # SIGTERM ends the checks as Ctrl-C does
+        stopped.append(signum)
+        raise KeyboardInterrupt
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, stop) if main_thread else None
+    child.STOPPING.clear()
     try:
         status = args.run(args)
         sys.stdout.flush()  # a closed pipe shows up here, not at exit
@@ -117,6 +142,13 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. `... list | head`: stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt:  # every child is dead by now (each check kills its own)
+        child.stop_all()
+        print("stopped: the check was interrupted, nothing was judged", file=sys.stderr)
+        return 143 if stopped else 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

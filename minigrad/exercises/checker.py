@@ -5,19 +5,25 @@ seed) the checker draws g = dL/d out, defines L(inputs) = Σ g ⊙ forward(input
 compares the learner's ``name_vjp(g, *inputs, **constants)`` with
 ``minigrad.gradcheck.numerical_grad(L, inputs)``, input by input, element by element.
 
-A learner's file runs in a child process (``child.py`` starts ``sandbox.py``), which only
-returns the VJP's outputs for the inputs chosen here; the numeric gradients and the verdict
-are computed in this process, so nothing in the learner's file -- patching the checker,
-``os._exit``, closing streams, catching ``BaseException`` in a loop -- can fake a pass. The
-child gets ``TIMEOUT`` seconds to load the file and per input, then is killed; a crash, an
-exit, a hang or unreadable output is that exercise's failure, with a one-line reason.
-``check_function`` runs a function in this process (for trusted code: the reference
-solutions), under the same limit (SIGALRM).
+``check_file`` first refuses, in one line, when the checker's own files differ from their
+digests (``integrity``), when the learner's folder holds a file that would shadow a library
+the checker uses (``numpy.py``, ``types.py``, ``minigrad/``), or when the learner's file cannot
+be read. It then runs a copy of the file in a locked-down child process (``child.py`` starts
+``sandbox.py``), which only returns the VJP's outputs for the inputs chosen here; the numeric
+gradients and the verdict are computed in this process, after the child is dead, so nothing
+in the learner's file -- patching the checker, ``os._exit``, closing streams, catching
+``BaseException`` in a loop, writing frames of its own -- can fake a pass. A file that
+changed during the check is not judged. The child gets ``TIMEOUT`` seconds to load the file
+and per input, then is killed; a crash, an exit, a hang or unreadable output is that
+exercise's failure, with a one-line reason. ``check_function`` runs a function in this
+process (for trusted code: the reference solutions), under the same limit (SIGALRM).
 """
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import minigrad as mg
-from minigrad.exercises import child, diagnose
+from minigrad.exercises import child, diagnose, integrity
 from minigrad.exercises.catalog import Exercise
 from minigrad.exercises.sandbox import where
 from minigrad.gradcheck import numerical_grad
@@ -120,15 +126,31 @@ def _cases(exercise: Exercise) -> list:
 
 
 def check_file(exercise: Exercise, directory: Path) -> Report:
-    """Run ``directory/<exercise file>`` in a child process (``sandbox.py``) and judge the
-    gradients it returns against this process's own central differences."""
-    path = Path(directory) / exercise.file
-    if not path.is_file():
+    """Run a copy of ``directory/<exercise file>`` in a child process (``sandbox.py``) and
+    judge the gradients it returns against this process's own central differences."""
+    directory = Path(directory)
+    path = directory / exercise.file
+    refusal = integrity.problem() or _shadowing(directory)
+    if refusal:
+        return Report(exercise, path, "broken", refusal)
+    if not os.path.lexists(path):
         return Report(exercise, path, "no file",
                       f"no {exercise.file} in {directory}: copy the stubs there with "
                       f"`python -m minigrad.exercises start {directory}`")
+    try:
+        source = integrity.read_file(path)
+    except ValueError as e:
+        return Report(exercise, path, "broken", str(e))
     cases = _cases(exercise)
-    outcomes, trouble = child.run(path, exercise.function, cases, TIMEOUT)
+    outcomes, trouble = child.run(source, path.name, exercise.function, cases, TIMEOUT,
+                                  child.allowed_path(directory))
+    try:
+        same = integrity.read_file(path) == source
+    except ValueError:
+        same = False
+    if not same:
+        return Report(exercise, path, "broken", f"{path.name} changed or went away while it "
+                      f"was being checked: save it and check again")
     if not outcomes or "loaded" not in outcomes[0]:
         why = (outcomes[0]["error"] if outcomes and "error" in outcomes[0] else
                f"it {trouble}" if trouble else "it ended the checker's process")
@@ -138,13 +160,31 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
                       f"{path.name} has no function {exercise.function}(g, ...): keep the "
                       f"stub's name and signature")
     names = list(cases[0][0]) if cases else []
-    results = [child.decode(o) for o in outcomes[1:]]
-    results = [(r[0], r[1], [names[k] if 0 <= k < len(names) else "g" for k in r[2]])
-               if r[0] == "result" else r for r in results]
+    results = [(r[0], r[1], [names[k] if k >= 0 else "g" for k in r[2]])
+               if r[0] == "result" else r for r in outcomes[1:]]
     if len(results) < len(cases):  # the child died, hung or was killed during this case
         results.append(("error", f"{exercise.function} {trouble or 'ended the process'} "
                                  f"(the other inputs were not run)"))
-    return _verdict(exercise, path, cases, results)
+    return _verdict(exercise, path, cases, results, source.decode("utf-8", "replace"))
+
+
+def _shadowing(directory: Path) -> str | None:
+    """One line if ``directory`` holds a module named like a library the checker imports."""
+    libraries = getattr(sys, "stdlib_module_names", set(sys.modules)) | {"numpy", "minigrad"}
+    loaded = {name.partition(".")[0] for name in sys.modules} & libraries
+    try:
+        entries = sorted(os.listdir(directory))
+    except OSError:
+        return None  # no folder: "no file" says so
+    for entry in entries:
+        here = directory / entry
+        module = (entry if (here / "__init__.py").is_file() else entry.partition(".")[0]
+                  if entry.endswith((".py", ".pyc", ".so", ".pyd")) else None)
+        real = getattr(sys.modules.get(module), "__file__", None)
+        if module in loaded and not (real and Path(real).resolve().parent == here.resolve()):
+            return (f"{entry} in {directory} would shadow the library {module}: rename it (the "
+                    f"checker never imports it, but `python` in that folder would)")
+    return None
 
 
 def check_function(exercise: Exercise, vjp, path: Path | None = None) -> Report:
@@ -166,16 +206,17 @@ def check_function(exercise: Exercise, vjp, path: Path | None = None) -> Report:
         changed = [k for k, a, b in zip(inputs, inputs.values(), mine)
                    if not np.array_equal(a, b, equal_nan=True)]
         results.append(("result", result, changed + ["g"] * (not np.array_equal(mine_g, g))))
-    return _verdict(exercise, path, cases, results)
+    source = path.read_text(encoding="utf-8") if path is not None else ""
+    return _verdict(exercise, path, cases, results, source)
 
 
-def _verdict(exercise: Exercise, path, cases: list, results: list) -> Report:
+def _verdict(exercise: Exercise, path, cases: list, results: list, source: str = "") -> Report:
     """The report from each case's outcome: ("error", text) or ("result", value, changed)."""
     report = Report(exercise, path, "done")
     for number, ((inputs, constants, g), outcome) in enumerate(zip(cases, results), start=1):
         if outcome[0] == "result" and outcome[1] is None and number == 1:
             report.status = "not implemented"
-            report.message = _none_message(exercise, path)
+            report.message = _none_message(exercise, path, source)
             return report
         case = CaseResult(number, {k: x.shape for k, x in inputs.items()})
         report.cases.append(case)
@@ -289,9 +330,9 @@ def _other_input(name, a, truth) -> str | None:
     return None
 
 
-def _none_message(exercise, path) -> str:
+def _none_message(exercise, path, source: str) -> str:
     where = f" in {path}" if path else ""
-    if path is not None and STUB_MARK in path.read_text(encoding="utf-8"):
+    if STUB_MARK in source:
         return f"not implemented yet: write the body of {exercise.function}{where}"
     return (f"not implemented yet? {exercise.function}{where} returned None -- did you forget "
             f"the `return`?")

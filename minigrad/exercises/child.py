@@ -1,22 +1,42 @@
-"""Running a learner's file in a child process with a hard wall-clock limit (the parent side
-of ``sandbox.py``).
+"""Running a learner's file in a locked-down child process with a wall-clock limit (the parent
+side of ``sandbox.py``).
 
-``run(path, function, cases)`` starts the child in a session of its own, sends it the cases,
-and watches its output folder: once the child has started, loading the file and each case
-get ``timeout`` seconds; a child that
-takes longer is killed (with anything it started), not asked to stop. The frames it wrote are
-read back with ``minigrad.load`` -- arrays only, never unpickled, size-capped -- and turned into
-outcomes: ``{"loaded": bool}`` or ``{"error": text}`` for the file, then per case
+``run(source, name, function, cases, timeout, path)`` copies the file's bytes into a fresh
+private folder (mode 0700), starts the child there in a session of its own -- isolated mode,
+an environment of a few variables, only ``path`` added to its ``sys.path``, the cases on
+stdin -- and reads its frames from a pipe.
+
+* The deadline is wall-clock time: ``STARTUP`` s for Python and NumPy to start, then
+  ``timeout`` s to load the file and per case, restarted only by a valid frame. One frame
+  is read per step and nothing after the last, so nothing the child writes keeps it alive.
+* Each frame is validated before it is used: its size, a JSON header, dtypes from a fixed
+  list, shapes against the byte count, the order of the steps. Arrays are copied out of the
+  bytes, never unpickled or inflated.
+* When the check ends -- done, timed out, broken, or Ctrl-C / SIGTERM in the parent
+  (``stop_all``) -- the child's whole session is killed before anything is reported; on
+  Linux this process, as "subreaper", also adopts and kills whatever escaped the session
+  (``_sweep``). Then the folder is removed.
+
+Outcomes: first ``{"loaded": bool}`` or ``{"error": text}`` for the file, then per case
 ``("result", value, changed)`` or ``("error", text)``.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
+import json
 import os
 import pickle
+import re
+import select
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -25,9 +45,15 @@ import numpy as np
 import minigrad as mg
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
-ROOT = str(Path(mg.__file__).resolve().parent.parent)  # the folder that holds minigrad/
-MAX_BYTES = 1 << 26     # per returned array: the exercises' inputs are tiny
-STARTUP = 60.0          # seconds for Python and NumPy to start, before the learner's clock
+STARTUP = 60.0            # seconds for Python and NumPy to start, before the learner's clock
+HEADER_BYTES = 1 << 16    # a frame's JSON header
+FRAME_BYTES = 1 << 24     # a frame's arrays: the exercises' inputs are tiny
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError)
+DTYPES = {np.dtype(c).str: np.dtype(c) for c in "?bBhHiIlLqQefdgFDG"}  # native numbers only
+ENV = {k: v for k, v in os.environ.items() if k in ("PATH", "LD_LIBRARY_PATH")}
+ENV.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+
+LIVE, LOCK, STOPPING = set(), threading.Lock(), threading.Event()  # children running now
 
 
 class NotAnArray:
@@ -37,77 +63,224 @@ class NotAnArray:
         self.type_name = type_name
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def allowed_path(course: Path) -> list:
+    """The folders the child may import from: minigrad's and NumPy's, never the course's."""
+    folders = [Path(mg.__file__).resolve().parent.parent, Path(np.__file__).resolve().parent.parent]
+    course = Path(course).resolve()
+    return list(dict.fromkeys(str(f) for f in folders if f != course))
+
+
+def stop_all() -> None:
+    """Kill every running child and start no more (Ctrl-C or SIGTERM in the checker)."""
+    STOPPING.set()
+    with LOCK:
+        for proc in LIVE:
+            _kill_session(proc)
+
+
+def _kill_session(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # the child's session: it and whatever it started
-    except (ProcessLookupError, PermissionError):
+    except OSError:
         pass
-    proc.wait()
 
 
-def _frames(outdir: str) -> int:
-    return sum(1 for name in os.listdir(outdir) if name.startswith("frame-"))
+@functools.lru_cache(maxsize=None)
+def _adopt_orphans() -> bool:
+    """Linux: make this process the "subreaper" of its descendants, so that a process the
+    learner's code started in a session of its own is handed to this one, not to init, when
+    its parent dies -- and ``_sweep`` can find it."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+    return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
 
 
-def run(path: Path, function: str, cases: list, timeout: float) -> tuple:
-    """(frames read back, trouble): ``trouble`` says why the child stopped early, if it did."""
-    request = pickle.dumps([(list(i.values()), c, g) for i, c, g in cases])
-    env = dict(os.environ)  # the learner may import minigrad: this one, wherever it lives
-    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
-    with tempfile.TemporaryDirectory(prefix="minigrad-check-") as outdir:
-        with open(os.path.join(outdir, "output.txt"), "wb") as printed:
-            proc = subprocess.Popen(
-                [sys.executable, "-B", str(SANDBOX), str(path), function, outdir],
-                stdin=subprocess.PIPE, stdout=printed, stderr=printed, start_new_session=True, env=env)
-        trouble = None
-        try:
-            proc.stdin.write(request)
-            proc.stdin.close()
-        except OSError:  # the child is gone already
-            pass
-        seen, since, started = -1, time.monotonic(), os.path.join(outdir, "started")
-        while proc.poll() is None:
-            n = _frames(outdir) if os.path.exists(started) else -1
-            if n != seen:
-                seen, since = n, time.monotonic()
-            elif time.monotonic() - since > (timeout if n >= 0 else STARTUP):
-                _kill(proc)
-                trouble = (f"took longer than {timeout:g} s — an infinite loop?" if n >= 0 else
-                           f"did not start within {STARTUP:g} s (is the machine overloaded?)")
-                break
-            time.sleep(0.01)
-        frames = []
-        for n in range(len(cases) + 1):
-            try:
-                frames.append(mg.load(os.path.join(outdir, f"frame-{n}.npz"), max_bytes=MAX_BYTES))
-            except (ValueError, OSError) as e:
-                if trouble is None and os.path.exists(os.path.join(outdir, f"frame-{n}.npz")):
-                    trouble = f"sent output the checker cannot read ({e})"
-                break
-        if trouble is None and len(frames) < len(cases) + 1:
-            code = proc.returncode
-            trouble = (f"ended the process (exit status {code}, e.g. os._exit or a crash)"
-                       if code is not None and code >= 0 else f"was killed by signal {-code}")
-    return [{k: _plain(v) for k, v in f.items()} if i == 0 else f for i, f in enumerate(frames)], trouble
-
-
-def _plain(a: np.ndarray):
-    return a.item() if a.shape == () else a
-
-
-def decode(frame: dict) -> tuple:
-    """A case's frame as ``("result", value, changed)`` or ``("error", text)``."""
+def _stat(pid) -> list:
+    """/proc/PID/stat after the command name: [state, ppid, ..., starttime at 19], or []."""
     try:
-        if "error" in frame:
-            return ("error", str(frame["error"].item()))
-        changed = [int(k) for k in frame["changed"]]
-        if "none" in frame:
-            return ("result", None, changed)
-        count = int(frame["count"])
-        items = [None if f"none.{i}" in frame else
-                 NotAnArray(str(frame[f"bad.{i}"].item())) if f"bad.{i}" in frame else
-                 frame[f"grad.{i}"] for i in range(count)]
-        value = tuple(items) if str(frame["structure"].item()) == "tuple" else items[0]
-        return ("result", value, changed)
-    except (KeyError, ValueError, TypeError, IndexError) as e:
-        return ("error", f"sent output the checker cannot read ({type(e).__name__}: {e})")
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
+def _sweep(since: int) -> None:
+    """Kill what the learner's code left running (call holding LOCK): children of this
+    process started since ``since`` (clock ticks) that are no running check's child. Each
+    round's grandchildren become this process's children, so repeat until none is left."""
+    me, live = os.getpid(), {proc.pid for proc in LIVE}
+    for _ in range(100):
+        orphans = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in live
+                   and (s := _stat(p)) and int(s[1]) == me and int(s[19]) >= since]
+        if not orphans:
+            return
+        for pid in orphans:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+
+
+def run(source: bytes, name: str, function: str, cases: list, timeout: float,
+        path: list) -> tuple:
+    """(outcomes, trouble): ``trouble`` says why the child stopped early, if it did."""
+    if STOPPING.is_set():
+        return [], "was stopped (Ctrl-C or SIGTERM)"
+    folder, proc, since = tempfile.mkdtemp(prefix="minigrad-check-"), None, None  # mode 0700
+    try:
+        copy, request = os.path.join(folder, name), os.path.join(folder, "cases.pickle")
+        with open(copy, "xb") as f:
+            f.write(source)
+        with open(request, "xb") as f:
+            pickle.dump([(list(i.values()), c, g) for i, c, g in cases], f)
+        config = {"path": path, "file": copy, "function": function,
+                  "cpu": int(STARTUP + timeout * (len(cases) + 1)) + 1}
+        adopting = _adopt_orphans()
+        with open(request, "rb") as stdin, LOCK:  # a sweep never sees a child not yet in LIVE
+            proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SANDBOX),
+                                     json.dumps(config)], stdin=stdin, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, cwd=folder, env=ENV,
+                                    start_new_session=True)
+            LIVE.add(proc)
+            since = int(_stat(proc.pid)[19]) if adopting and _stat(proc.pid) else None
+        if STOPPING.is_set():
+            return [], "was stopped (Ctrl-C or SIGTERM)"
+        n_inputs = len(cases[0][0]) if cases else 0
+        frames, trouble = _read(proc, len(cases) + 2, n_inputs, timeout)
+    finally:
+        if proc is not None:
+            with LOCK:
+                _kill_session(proc)
+                proc.kill()
+                LIVE.discard(proc)
+                proc.wait()
+                if since is not None:
+                    _sweep(since)
+            proc.stdout.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    if trouble is None and len(frames) < len(cases) + 2:
+        code = proc.returncode
+        trouble = (f"ended the process (exit status {code}, e.g. os._exit or a crash)"
+                   if code >= 0 else f"was killed by signal {-code} ({signal.strsignal(-code)})")
+    return frames[1:], trouble
+
+
+def _read(proc: subprocess.Popen, steps: int, n_inputs: int, timeout: float) -> tuple:
+    """Frames from the child's pipe until it ends, errs or runs out of time."""
+    frames, buf, fd = [], bytearray(), proc.stdout.fileno()
+    deadline = time.monotonic() + STARTUP
+    while True:
+        wait = deadline - time.monotonic()
+        if wait <= 0:
+            return frames, (f"took longer than {timeout:g} s — an infinite loop?" if frames else
+                            f"did not start within {STARTUP:g} s (is the machine overloaded?)")
+        if not select.select([fd], [], [], wait)[0]:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        try:
+            while (frame := _pop(buf, len(frames), n_inputs)) is not None:
+                frames.append(frame)
+                deadline = time.monotonic() + timeout
+                if len(frames) == steps:  # all there: nothing after this is read
+                    return frames, None
+        except UNREADABLE as e:
+            why = e if isinstance(e, ValueError) else f"{type(e).__name__} {e}"
+            return frames, f"sent output the checker cannot read ({why})"
+    while time.monotonic() < deadline:  # the pipe is closed: wait for the exit
+        if _exited(proc):
+            return frames, None
+        time.sleep(0.01)
+    return frames, f"took longer than {timeout:g} s — an infinite loop?"
+
+
+def _exited(proc: subprocess.Popen) -> bool:
+    """Whether the child has ended, without reaping it where the system allows (so that its
+    process group cannot be a new one when it is killed)."""
+    if not hasattr(os, "WNOWAIT"):
+        return proc.poll() is not None
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is not None
+    except ChildProcessError:
+        return True
+
+
+def _pop(buf: bytearray, step: int, n_inputs: int):
+    """The next whole frame, taken off ``buf`` and decoded, or None while it is incomplete."""
+    if len(buf) < 4:
+        return None
+    n = struct.unpack("<I", buf[:4])[0]
+    if n > HEADER_BYTES:
+        raise ValueError(f"a header of {n} bytes")
+    if len(buf) < 4 + n:
+        return None
+    header = json.loads(bytes(buf[4:4 + n]))
+    specs = [(_dtype(d), _shape(s)) for d, s in _list(header["arrays"])]
+    sizes = [dt.itemsize * int(np.prod(s, dtype=object)) for dt, s in specs]
+    if sum(sizes) > FRAME_BYTES:
+        raise ValueError(f"{sum(sizes)} bytes of arrays")
+    if len(buf) < 4 + n + sum(sizes):
+        return None
+    at, arrays = 4 + n, []
+    for (dt, shape), size in zip(specs, sizes):
+        arrays.append(np.frombuffer(bytes(buf[at:at + size]), dt).reshape(shape))
+        at += size
+    del buf[:at]
+    want = "started" if step == 0 else "loaded" if step == 1 else "case"
+    if header["step"] != want:
+        raise ValueError(f"step {header['step']!r} where {want!r} belongs")
+    return _decode(header, arrays, n_inputs)
+
+
+def _decode(header: dict, arrays: list, n_inputs: int):
+    if header["step"] == "started":
+        return {}
+    if "error" in header:
+        return ({"error": _text(header["error"])} if header["step"] == "loaded"
+                else ("error", _text(header["error"])))
+    if header["step"] == "loaded":
+        if not isinstance(header["ok"], bool):
+            raise ValueError("'ok' is not true or false")
+        return {"loaded": header["ok"]}
+    changed = _list(header["changed"])
+    if not all(type(k) is int and -1 <= k < n_inputs for k in changed):
+        raise ValueError("'changed' names no input")
+    if header.get("none") is True:
+        return ("result", None, changed)
+    entries = _list(header["items"])
+    if (not entries or sum(i == "array" for i in entries) != len(arrays)
+            or header["structure"] not in ("tuple", "single")):
+        raise ValueError("the items do not match the arrays")
+    arrays = iter(arrays)
+    items = [next(arrays) if i == "array" else None if i is None else NotAnArray(_text(i["bad"]))
+             for i in entries]
+    return ("result", tuple(items) if header["structure"] == "tuple" else items[0], changed)
+
+
+def _list(x) -> list:
+    if not isinstance(x, list) or len(x) > 64:
+        raise ValueError("a list of up to 64 entries was expected")
+    return x
+
+
+def _dtype(d) -> np.dtype:
+    if not isinstance(d, str) or d not in DTYPES:
+        raise ValueError(f"dtype {d!r} is not a plain number type")
+    return DTYPES[d]
+
+
+def _shape(s) -> tuple:
+    if not all(type(n) is int and n >= 0 for n in _list(s)) or len(s) > 32:
+        raise ValueError(f"shape {s!r}")
+    return tuple(s)
+
+
+def _text(s) -> str:
+    """A message from the child, as printable text: no control codes that could move the cursor
+    over the verdict, at most 2000 characters."""
+    if not isinstance(s, str):
+        raise ValueError("a message that is not text")
+    return re.sub(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", "?", s[:2000])

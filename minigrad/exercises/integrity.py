@@ -1,0 +1,79 @@
+"""What the checker trusts: its own files, by digest; a learner's file, by kind and size.
+
+``DIGESTS`` (``digests.sha256``, shipped beside this file) holds the sha256 of every module of
+``minigrad.exercises`` and every stub -- the checker and its reference data. ``problem()``
+compares them with the files as they are now; the checker refuses to run, in one line, when
+they differ. After a deliberate change to any of them, contributors regenerate the list with
+
+    python -m minigrad.exercises digests
+
+(``tests/minigrad/test_grader_integrity.py`` fails, naming this command, until they do).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+HERE = Path(__file__).parent
+DIGESTS = "digests.sha256"
+REGENERATE = "python -m minigrad.exercises digests"
+MAX_FILE = 1 << 20   # bytes: a learner's file, or one of the checker's
+
+
+def read_file(path: Path, limit: int = MAX_FILE) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (a FIFO or device is refused
+    without blocking), or a one-line ValueError saying why not."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        raise ValueError(f"cannot read {path.name}: {e.strerror or e}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"cannot read {path.name}: it is not a regular file")
+        data = b""
+        while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
+            data += chunk
+    except OSError as e:
+        raise ValueError(f"cannot read {path.name}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise ValueError(f"cannot read {path.name}: it is larger than {limit >> 10} KiB")
+    return data
+
+
+def files(root: Path = HERE) -> list:
+    """The files the digests cover, relative to ``root``: every module and every stub."""
+    return sorted(p.relative_to(root).as_posix()
+                  for p in list(root.glob("*.py")) + list(root.glob("stubs/*.py")))
+
+
+def digests(root: Path = HERE) -> dict:
+    """{relative path: sha256 hex digest}, of the files as they are now."""
+    return {name: hashlib.sha256(read_file(root / name)).hexdigest() for name in files(root)}
+
+
+def problem(root: Path = HERE) -> str | None:
+    """None when the checker's files match their digests; else one line saying which differ."""
+    try:
+        recorded = dict(line.split("  ", 1)[::-1] for line in
+                        read_file(root / DIGESTS).decode().splitlines() if line.strip())
+        current = digests(root)
+    except (ValueError, UnicodeDecodeError) as e:
+        return f"refusing to check: the checker's files cannot be verified ({e}); reinstall minigrad"
+    changed = sorted(set(recorded) ^ set(current) | {k for k in current if recorded.get(k) != current[k]})
+    if not changed:
+        return None
+    shown = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
+    return (f"refusing to check: the checker's own files changed since installation ({shown} "
+            f"in {root}); reinstall minigrad (contributors: {REGENERATE})")
+
+
+def write(root: Path = HERE) -> Path:
+    """Record the digests of the files as they are now."""
+    out = root / DIGESTS
+    out.write_text("".join(f"{d}  {name}\n" for name, d in digests(root).items()))
+    return out
