@@ -67,19 +67,47 @@ def check_masked_values(who: str, context, values, mask):
     NaN at positions that are read reach the context as NumPy's arithmetic makes them.
     """
     c = context.data if isinstance(context, Tensor) else context
-    if mask is None or np.isfinite(c).all():
-        return context
-    h = values.data if isinstance(values, Tensor) else np.asarray(values)
-    bad = ~np.isfinite(h).all(axis=-1)                              # (B, [h,] S): h_j not finite
-    one = mask.ndim == bad.ndim  # mask (B, [h,] S) for one query, else (B, [h,] 1|T, S)
+    if mask is not None and not np.isfinite(c).all():
+        _refuse_hidden(who, "values", values, mask, "finite (zero them before the read)")
+    return context
+
+
+def checked_mask(who: str, mask, scores, keys):
+    """``as_mask(mask)`` for the scores, after checking that keys at masked positions are
+    finite (``check_masked_keys``)."""
+    mask = as_mask(mask, scores.shape, who)                         # (B, [1|T,] S)
+    check_masked_keys(who, scores, keys, mask)
+    return mask
+
+
+def check_masked_keys(who: str, scores, keys, mask, role: str = "keys") -> None:
+    """Keys at masked positions must be finite, as values must. A masked score e_j gets weight
+    0 and ∂L/∂e_j = 0, but its backward multiplies that 0 by k_j (∂(q·k_j)/∂q = k_j), and
+    0 · NaN is NaN: the NaN would reach q.grad although the output is finite.
+
+    A NaN or inf key makes its dot or general score NaN or inf, so finite scores prove the
+    precondition at the cost of one pass over them; otherwise the keys are looked at. (A tanh
+    score, additive or concat, can saturate an inf key to a finite e_j: q.grad stays finite
+    then, as 1 − tanh² = 0, but W_k's gradient gets 0 · inf; ``detect_anomaly`` names it.)"""
+    e = scores.data if isinstance(scores, Tensor) else np.asarray(scores)
+    if mask is not None and not np.isfinite(e).all():
+        _refuse_hidden(who, role, keys, mask, "finite, as values must (zero them first: their "
+                       "weight is 0, but 0 · NaN would reach the query's gradient)")
+
+
+def _refuse_hidden(who: str, role: str, vectors, mask, rule: str) -> None:
+    """A ValueError if a vector (B, [h,] S, D) holds inf or NaN where the mask hides j from some
+    query: mask (B, [h,] S) for one query, else (B, [h,] 1|T, S)."""
+    x = vectors.data if isinstance(vectors, Tensor) else np.asarray(vectors)
+    bad = ~np.isfinite(x).all(axis=-1)                              # (B, [h,] S): x_j not finite
+    one = mask.ndim == bad.ndim
     hidden = bad & ~mask if one else (bad[..., None, :] & ~mask).any(axis=-2)  # (B, [h,] S)
     if hidden.any():
         where = ", ".join(str(int(i)) for i in np.argwhere(hidden)[0])
-        letters = "BhS" if h.ndim == 4 else "BS"
-        raise ValueError(f"{who}: values {shape_str(h.shape, letters)} hold inf or NaN at a "
-                         f"masked position, values[{where}]; values at masked positions must be "
-                         f"finite (zero them before the read)")
-    return context
+        letters = "BhS" if x.ndim == 4 else "BS"
+        raise ValueError(f"{who}: {role} {shape_str(x.shape, letters)} hold inf or NaN at a "
+                         f"masked position, {role}[{where}]; {role} at masked positions must be "
+                         f"{rule}")
 
 
 def check_options(dropout, window) -> tuple:

@@ -31,10 +31,10 @@ import numpy as np
 
 from attention.masking import as_mask, masked_softmax
 from attention.shapes import shape_str
-from attention.checks import check_masked_values
+from attention.checks import check_masked_keys, check_masked_values
 from attention.read import read, weighted_sum
 from minigrad import functional as F, init
-from minigrad.nn import Module, Parameter
+from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.coerce import as_tensor, pair
 from minigrad.tensor import Tensor
 
@@ -47,7 +47,8 @@ class LocalAttention(Module):
     the keys; mask (B, S) boolean, True = real token. ``position`` (local-m only): the decoder
     step t, an int or an array (B,); for a query (B, T, Dq) it defaults to t = 0 … T−1 and may
     be given as an array broadcastable (NumPy's rules) to (B, T). ``predictive=True`` (local-p)
-    needs ``query_dim`` for W_p (Dq, Dq) and v_p (Dq,), initialised U(±1/√Dq).
+    needs ``query_dim`` for W_p (Dq, Dq) and v_p (Dq,), initialised U(±1/√Dq). Keys and values
+    outside the window or the mask must be finite, as in ``Attention``.
     """
 
     def __init__(self, score: Module, window: int, predictive: bool = False,
@@ -66,6 +67,7 @@ class LocalAttention(Module):
             if query_dim is None:
                 raise ValueError("LocalAttention: predictive=True (local-p) needs query_dim, "
                                  "the width of W_p")
+            check_sizes("LocalAttention", query_dim=query_dim)
             rng = init.generator("LocalAttention", rng)
             self.W_p = Parameter(init.uniform(rng, query_dim, (query_dim, query_dim), dtype))
             self.v_p = Parameter(init.uniform(rng, query_dim, (query_dim,), dtype))
@@ -121,6 +123,7 @@ class LocalAttention(Module):
             length = S if mask is None else real.sum(-1).astype(scores.dtype)  # S per example
             p = self.predict_position(query, length)                       # (B, [T])
             in_window = np.abs(s - p.data[..., None]) <= D                  # (B, [T,] S)
+            check_masked_keys("LocalAttention", scores, keys, real & in_window)
             align = masked_softmax(scores, real & in_window)                # (B, [T,] S)
             sigma = D / 2
             gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * sigma ** 2)).exp()  # (B, [T,] S)
@@ -130,4 +133,5 @@ class LocalAttention(Module):
             return context, weights                                         # (B, [T,] Dv)
         p = self._fixed_position(position, scores.shape[:-1], S)            # (B, [T])
         in_window = np.abs(s - p[..., None]) <= D                           # (B, [T,] S)
+        check_masked_keys("LocalAttention", scores, keys, real & in_window)
         return read(scores, values, real & in_window)

@@ -25,7 +25,7 @@ import numpy as np
 
 from attention.masking import as_mask, causal_mask
 from attention.shapes import shape_str
-from attention.checks import check_masked_values
+from attention.checks import check_masked_keys, check_masked_values
 from attention.read import read, weighted_sum
 from minigrad import functional as F, init
 from minigrad.nn import Linear, Module
@@ -47,8 +47,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     refused. ``is_causal``: query t sees keys 0..t (PyTorch's top-left alignment when T ≠ S);
     combined with ``attn_mask`` by "and". ``scale`` defaults to 1/√d. Dropout p =
     ``dropout_p`` > 0 (applied whenever given, as PyTorch; needs ``rng``) drops from α before
-    the read; the weights returned are α. Values at masked positions must be finite, as in
-    ``read``.
+    the read; the weights returned are α. Keys and values at masked positions must be finite
+    (``read``; ``checks.check_masked_keys``).
     """
     q, k, v = _checked_qkv(query, key, value)
     kt = k.swapaxes(-1, -2)                                           # (B, [h,] d, S)
@@ -61,6 +61,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if is_causal:
         past = np.tril(np.ones((T, S), dtype=bool)).reshape((1,) * (scores.ndim - 2) + (T, S))
         mask = past if mask is None else mask & past                  # (…, T, S)
+    check_masked_keys("scaled_dot_product_attention", scores, k, mask, role="k")
     if dropout_p == 0:
         out, weights = read(scores, v, mask)
     else:

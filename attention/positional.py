@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import functional as F, init
-from minigrad.nn import Module, Parameter
+from minigrad.nn import Module, Parameter, check_sizes
 
 
 def sinusoidal_encoding(length: int, dim: int, start: int = 0, dtype=np.float64) -> np.ndarray:
@@ -44,6 +44,7 @@ class SinusoidalPositions(Module):
     """``forward(length, start=0) -> (L, D)`` fixed sinusoids (no parameters)."""
 
     def __init__(self, dim: int, dtype=np.float64):
+        check_sizes("SinusoidalPositions", dim=dim)
         self.dim, self.dtype = dim, dtype
 
     def forward(self, length: int, start: int = 0):
@@ -55,6 +56,7 @@ class LearnedPositions(Module):
     initialised N(0, 0.02²) (GPT-2)."""
 
     def __init__(self, max_len: int, dim: int, rng: np.random.Generator, dtype=np.float64):
+        check_sizes("LearnedPositions", max_len=max_len, dim=dim)
         rng = init.generator("LearnedPositions", rng)
         self.max_len = max_len
         self.weight = Parameter(0.02 * init.normal(rng, (max_len, dim), dtype))

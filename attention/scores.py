@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import check_masked_values, check_options, check_read
+from attention.checks import check_masked_values, check_options, check_read, checked_mask
 from attention.masking import as_mask, check_temperature, window_mask
 from attention.read import read, weighted_sum
 from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F, init
 from minigrad.coerce import as_tensor, pair
-from minigrad.nn import Module, Parameter
+from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.tensor import Tensor
 
 
@@ -92,9 +92,9 @@ class AdditiveScore(Score):
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int, bias: bool = True,
                  activation: str | None = "tanh", rng: np.random.Generator | None = None,
                  dtype=np.float64):
+        check_sizes("AdditiveScore", query_dim=query_dim, key_dim=key_dim, attn_dim=attn_dim)
         if activation not in ("tanh", None):
-            raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, "
-                             f"got {activation!r}")
+            raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, got {activation!r}")
         rng = init.generator("AdditiveScore", rng)
         self.activation = activation
         self.W_q = Parameter(init.uniform(rng, query_dim, (attn_dim, query_dim), dtype))
@@ -132,6 +132,7 @@ class ConcatScore(Score):
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
                  rng: np.random.Generator | None = None, dtype=np.float64):
+        check_sizes("ConcatScore", query_dim=query_dim, key_dim=key_dim, attn_dim=attn_dim)
         rng = init.generator("ConcatScore", rng)
         self.query_dim = query_dim
         width = query_dim + key_dim
@@ -199,6 +200,7 @@ class GeneralScore(Score):
 
     def __init__(self, query_dim: int, key_dim: int, rng: np.random.Generator | None = None,
                  dtype=np.float64):
+        check_sizes("GeneralScore", query_dim=query_dim, key_dim=key_dim)
         rng = init.generator("GeneralScore", rng)
         self.W = Parameter(init.uniform(rng, key_dim, (query_dim, key_dim), dtype))
 
@@ -224,7 +226,8 @@ class Attention(Module):
     ``forward(query, keys, values=None, mask=None, projected=None, position=None, rng=None)
     -> (context, weights)``: query (B, Dq) or (B, T, Dq), keys (B, S, Dk), values (B, S, Dv)
     (default: the keys), mask (B, S) boolean, True = may be attended; ``projected`` from
-    ``project_keys(keys)``. It reads with ``read`` (``attention/read.py``).
+    ``project_keys(keys)``. It reads with ``read`` (``attention/read.py``). Keys and values
+    at masked positions must be finite (``checks.check_masked_keys``, ``check_masked_values``).
 
     Source 003 §6's options (the defaults change nothing):
 
@@ -258,8 +261,8 @@ class Attention(Module):
             mask = self._truncated(mask, scores.shape, position)    # (B, [T,] S)
         scores, values = pair(scores, values)
         check_read("Attention", scores, values)                     # errors name Attention
-        if mask is not None:
-            mask = as_mask(mask, scores.shape, "Attention")          # (B, [1|T,] S)
+        if mask is not None:                                        # keys there: finite
+            mask = checked_mask("Attention", mask, scores, keys)     # (B, [1|T,] S)
         if self.dropout > 0 and self.training:                      # read with α̃, return α
             if rng is None:
                 raise ValueError(f"Attention: dropout={self.dropout} in training mode needs "

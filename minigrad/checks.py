@@ -90,12 +90,13 @@ def check_saved(order) -> None:
 KEEP_NODES, KEEP_NUMBERS = 500, 100_000  # a graph this small is kept for drawing after backward
 
 
-def small(order) -> bool:
+def small(order, retain_graph: bool) -> bool:
     """Whether backward keeps this graph's shape and gradients (``Tensor._kept``) when it frees
-    it, so that ``draw_graph`` can draw it afterwards, as micrograd users do: at most
-    ``KEEP_NODES`` nodes holding at most ``KEEP_NUMBERS`` numbers (a training step's graph is
-    larger, so it is freed whole and costs nothing more)."""
-    return len(order) <= KEEP_NODES and sum(n.data.size for n in order) <= KEEP_NUMBERS
+    it (``retain_graph`` false), so that ``draw_graph`` can draw it afterwards, as micrograd
+    users do: at most ``KEEP_NODES`` nodes holding at most ``KEEP_NUMBERS`` numbers (a training
+    step's graph is larger, so it is freed whole and costs nothing more)."""
+    return not retain_graph and len(order) <= KEEP_NODES and \
+        sum([n.data.size for n in order]) <= KEEP_NUMBERS
 
 
 def check_arity(node, parent_grads) -> None:

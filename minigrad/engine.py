@@ -36,10 +36,10 @@ class Tensor:
         t.data, t.grad, t._op, t._parents, t._vjp, t._epoch = np.asarray(data), None, op, (), None, -1
         t.requires_grad = mode.grad_enabled and any([p.requires_grad for p in parents])
         if t.requires_grad:
-            t._parents, t._vjp, t._epoch = parents, vjp, mode.epoch
+            t._parents, t._vjp, epoch = parents, vjp, mode.epoch
             for p in parents:
-                if p._vjp is None and p._epoch != mode.epoch:  # a leaf, first seen this epoch
-                    p._snapshot, p._epoch = p.data.tobytes(), mode.epoch
+                if p._vjp is None and p._epoch != epoch:  # a leaf, first seen this epoch
+                    p._snapshot, p._epoch = p.data.tobytes(), epoch
         if mode.anomaly:
             checks.check_finite(t.data, op, "forward", t, parents)
         return t
@@ -88,7 +88,7 @@ def _run(roots, seeds, retain_graph: bool, create_graph: bool, wanted=None) -> d
     it returns into its parents' gradients; fill leaves' ``.grad`` (or return ``wanted``'s)."""
     order = topological_order(roots)
     checks.check_saved(order)
-    mode.epoch, keep = mode.epoch + 1, not retain_graph and checks.small(order)
+    mode.epoch, anomaly, keep = mode.epoch + 1, mode.anomaly, checks.small(order, retain_graph)
     xp, grads, found = NAMESPACES[create_graph], {}, {}
     for root, seed in zip(roots, seeds):
         grads[root] = grads[root] + seed if root in grads else seed
@@ -112,7 +112,7 @@ def _run(roots, seeds, retain_graph: bool, create_graph: bool, wanted=None) -> d
         for p, pg in zip(node._parents, parent_grads):
             if pg is not None and p.requires_grad:
                 pg = unbroadcast(pg, p.data.shape, p.data.dtype, node._op)
-                if mode.anomaly:
+                if anomaly:
                     checks.check_finite(pg, node._op, "backward", node, node._parents)
                 grads[p] = grads[p] + pg if p in grads else pg  # a parent read twice: the sum
         if not retain_graph:  # release the parents, so the intermediates can go (unless kept)

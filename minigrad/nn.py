@@ -131,9 +131,12 @@ def _attributes(module):
             yield name, value
 
 
-def _check_sizes(who: str, **sizes) -> None:
-    """Layer sizes must be positive ints (a size 0 would give an empty layer, or 1/√0)."""
-    if not all(isinstance(n, (int, np.integer)) and n > 0 for n in sizes.values()):
+def check_sizes(who: str, **sizes) -> None:
+    """Layer sizes must be positive ints, not bools (a size 0 would give an empty layer, or
+    1/√0): the one check of the library's constructors that take sizes; the error names the
+    layer and every size with its value."""
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0
+               for n in sizes.values()):
         raise ValueError(f"{who}: {' and '.join(sizes)} must be positive integers, got "
                          + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
 
@@ -144,7 +147,7 @@ class Linear(Module):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        _check_sizes("Linear", in_features=in_features, out_features=out_features)
+        check_sizes("Linear", in_features=in_features, out_features=out_features)
         rng = init.generator("Linear", rng)
         self.in_features, self.out_features = in_features, out_features
         self.weight = Parameter(init.uniform(rng, in_features, (out_features, in_features), dtype))
@@ -163,7 +166,7 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int,
                  rng: np.random.Generator | None = None, dtype=np.float64):
-        _check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        check_sizes("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         rng = init.generator("Embedding", rng)
         self.weight = Parameter(init.normal(rng, (num_embeddings, embedding_dim), dtype))
 
@@ -176,7 +179,7 @@ class LayerNorm(Module):
     ``weight`` γ starts at ones and ``bias`` β at zeros, as in PyTorch."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, dtype=np.float64):
-        _check_sizes("LayerNorm", normalized_shape=normalized_shape)
+        check_sizes("LayerNorm", normalized_shape=normalized_shape)
         self.eps = eps
         self.weight = Parameter(np.ones(normalized_shape, dtype=dtype))
         self.bias = Parameter(np.zeros(normalized_shape, dtype=dtype))

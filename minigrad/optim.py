@@ -32,6 +32,11 @@ class Optimizer:
         self.params = list(params)
         if not self.params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        first = {}  # id -> first index: a parameter listed twice would be stepped twice
+        for i, p in enumerate(self.params):
+            if first.setdefault(id(p), i) != i:
+                raise ValueError(f"{type(self).__name__}: parameter {i} (shape {p.shape}) is "
+                                 f"parameter {first[id(p)]} again; list each parameter once")
         self.lr = _number(type(self).__name__, "lr", lr, 0.0, math.inf, high_open=True)
 
     def zero_grad(self) -> None:

@@ -3,10 +3,13 @@
 ``save`` writes atomically (``minigrad.files.write_atomic``): a crash mid-write never leaves a
 half-written file where a good one was.
 
-``load`` trusts nothing in the file: each member must be a ``.npy`` array of a non-object
-dtype, and its header (shape, dtype) is read and checked -- against ``max_bytes`` and, when
-given, the caller's ``check_headers`` -- before any data is read, so a header that claims
-10^12 elements or a small file that would inflate to gigabytes is refused, not allocated.
+``load`` trusts nothing in the file: it must be a regular file within bounds
+(``minigrad.files.open_bounded``), a zip archive whose headers (member count, inflated sizes)
+are within bounds (``check_archive``), and each member a ``.npy`` array of a non-object dtype
+whose header (shape, dtype) is read and checked -- against ``max_bytes`` for all the arrays
+together, the member's size and, when given, the caller's ``check_headers`` -- before any data
+is read, so a header that claims 10^12 elements, a device or FIFO, or a small file that would
+inflate to gigabytes is refused, not read or allocated.
 """
 from __future__ import annotations
 
@@ -18,10 +21,12 @@ from typing import Callable
 
 import numpy as np
 
-from minigrad.files import write_atomic
+from minigrad.files import FileRefused, check_archive, open_bounded, write_atomic
 
-MAX_BYTES = 1 << 32  # 4 GiB per array: far above any model here, far below exhausting memory
-MAX_MEMBERS = 100_000
+MAX_BYTES = 1 << 30  # 1 GiB for all the arrays of a file; a caller may pass its own limit
+MAX_MEMBERS = 10_000  # arrays per file: a model's state has hundreds at most
+NPY_HEADER = 1 << 12  # bytes a member may add to its data (a .npy header is 128 as saved)
+ARCHIVE_OVERHEAD = 1 << 24  # bytes a file may add to its arrays (zip headers: ~200 a member)
 
 
 def save(state: dict, path) -> None:
@@ -43,9 +48,10 @@ def save(state: dict, path) -> None:
     write_atomic(path, lambda f: np.savez(f, **arrays), binary=True)
 
 
-def _header(f, name: str, max_bytes: int) -> tuple:
-    """(shape, dtype, fortran_order) from a member's ``.npy`` header, refusing object dtypes
-    and arrays above ``max_bytes``."""
+def _header(f, name: str, max_bytes: int, size: int) -> tuple:
+    """(shape, dtype, fortran_order) from a member's ``.npy`` header, refusing object dtypes,
+    arrays above ``max_bytes`` and arrays larger than the member's ``size`` (from the zip
+    header) can hold."""
     version = np.lib.format.read_magic(f)
     if version == (1, 0):
         shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
@@ -60,6 +66,9 @@ def _header(f, name: str, max_bytes: int) -> tuple:
     if nbytes > max_bytes:
         raise ValueError(f"member {name!r} claims shape {shape} of {dtype}, {nbytes:,} bytes, "
                          f"above the limit max_bytes={max_bytes:,}")
+    if nbytes > size - f.tell():
+        raise ValueError(f"member {name!r} claims {nbytes:,} bytes of data, more than the "
+                         f"{size:,} bytes its zip header gives")
     return shape, dtype, fortran
 
 
@@ -80,36 +89,52 @@ def load(path, max_bytes: int = MAX_BYTES,
          check_headers: Callable[[dict], None] | None = None) -> dict:
     """Read a file written by ``save`` into ``{name: array}``, never unpickling.
 
-    Every member's header is read first: ``check_headers({name: (shape, dtype)})``, when given,
-    may raise ValueError to refuse the file before any array is allocated. Any problem raises
-    one ``ValueError`` naming the file (``FileNotFoundError`` when there is no file).
+    The file is read through ``minigrad.files.open_bounded`` (a regular file, at most
+    ``max_bytes`` plus its headers) and ``check_archive`` (at most ``MAX_MEMBERS`` members,
+    inflating to at most that much); then every member's ``.npy`` header is read, their arrays
+    must add up to at most ``max_bytes``, and ``check_headers({name: (shape, dtype)})``, when
+    given, may raise ValueError to refuse the file before any array is allocated. Any problem
+    raises one ``ValueError`` naming the file (``FileNotFoundError`` when there is no file).
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"load: no such file: {path}")
     try:
-        if os.path.isdir(path) or not zipfile.is_zipfile(path):
-            raise ValueError("not a zip file")
-        with zipfile.ZipFile(path) as z:
-            infos = z.infolist()
-            if len(infos) > MAX_MEMBERS:
-                raise ValueError(f"{len(infos)} members, more than {MAX_MEMBERS}")
-            headers, names = {}, [i.filename for i in infos]
-            for info in infos:
-                name = info.filename[:-4]
-                if not info.filename.endswith(".npy") or names.count(info.filename) > 1:
-                    raise ValueError(f"member {info.filename!r} is not an array (.npy) or is repeated")
-                with z.open(info) as f:
-                    headers[name] = _header(f, name, max_bytes)
-            if check_headers is not None:
-                check_headers({k: (s, d) for k, (s, d, _) in headers.items()})
-            out = {}
-            for info in infos:
-                name = info.filename[:-4]
-                with z.open(info) as f:
-                    _header(f, name, max_bytes)
-                    out[name] = _read_data(f, name, *headers[name])
-            return out
+        with open_bounded(path, limit=max_bytes + ARCHIVE_OVERHEAD, what="load") as f:
+            if not zipfile.is_zipfile(f):
+                raise ValueError("not a zip file")
+            with zipfile.ZipFile(f) as z:
+                return _read_members(z, max_bytes, check_headers, f"load: {path}")
+    except FileRefused as e:  # already one line naming the file and the limit
+        raise ValueError(str(e)) from None
     except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError) as e:
         raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save "
                          f"({e.strerror if isinstance(e, OSError) and e.strerror else e})") from None
+
+
+def _read_members(z: zipfile.ZipFile, max_bytes: int, check_headers, what: str) -> dict:
+    """The arrays of an open archive: sizes from its headers first, data last."""
+    infos = check_archive(z, max_members=MAX_MEMBERS, what=what,
+                          max_total=max_bytes + len(z.infolist()) * NPY_HEADER)
+    headers = {}
+    names = [i.filename for i in infos]
+    repeated = {n for n in names if names.count(n) > 1} if len(set(names)) < len(names) else set()
+    for info in infos:
+        name = info.filename[:-4]
+        if not info.filename.endswith(".npy") or info.filename in repeated:
+            raise ValueError(f"member {info.filename!r} is not an array (.npy) or is repeated")
+        with z.open(info) as f:
+            headers[name] = _header(f, name, max_bytes, info.file_size)
+    if check_headers is not None:
+        check_headers({k: (s, d) for k, (s, d, _) in headers.items()})
+    total = sum(math.prod(s) * d.itemsize for s, d, _ in headers.values())
+    if total > max_bytes:
+        raise ValueError(f"its arrays hold {total:,} bytes together, above the limit "
+                         f"max_bytes={max_bytes:,}")
+    out = {}
+    for info in infos:
+        name = info.filename[:-4]
+        with z.open(info) as f:  # reads stop at the member's size in its header
+            _header(f, name, max_bytes, info.file_size)
+            out[name] = _read_data(f, name, *headers[name])
+    return out

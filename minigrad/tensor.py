@@ -72,6 +72,28 @@ def _setitem(self, index, value):
                     "t.masked_fill(mask, value), or change t.data before any op reads t")
 
 
+_ABSENT = object()  # a keyword not given (NumPy passes ``out=None`` explicitly)
+
+
+def _reduction(name: str):
+    """``t.sum(axis, keepdims)`` (and mean, max, ...) is an op: a Tensor with a graph. NumPy's
+    function ``np.sum(t)`` calls ``t.sum(axis=..., out=None)``: given ``out=``, the method
+    reads the Tensor as its data, as NumPy does any array-like, and returns NumPy's result
+    (no graph), as ``np.asarray(t)`` does. ``dtype=`` without ``out=`` is refused: cast first."""
+    op = getattr(ops, name)
+
+    def method(self, *args, out=_ABSENT, dtype=_ABSENT, **kwargs):
+        if out is not _ABSENT:  # NumPy's np.<name>(t, ...): NumPy's answer on t.data
+            extra = {} if dtype is _ABSENT else {"dtype": dtype}
+            return getattr(np, name)(self.data, *args, out=out, **extra, **kwargs)
+        if dtype is not _ABSENT:
+            raise TypeError(f"Tensor.{name}: dtype= is not supported (the result keeps the "
+                            f"tensor's dtype {self.dtype}); cast first: t.astype(dtype).{name}()")
+        return op(self, *args, **kwargs)
+    method.__name__, method.__doc__ = name, op.__doc__
+    return method
+
+
 def _shape_args(fn):
     """``t.reshape(2, 3)`` as ``t.reshape((2, 3))``, as NumPy's methods take both."""
     return lambda self, *shape: fn(self, shape[0] if len(shape) == 1 else shape)
@@ -113,11 +135,12 @@ _METHODS = {
     "__gt__": lambda self, other: self.data > _data(other),
     "__ge__": lambda self, other: self.data >= _data(other),
     "astype": ops.astype, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh,
-    "sigmoid": ops.sigmoid, "relu": ops.relu, "sum": ops.sum, "mean": ops.mean,
-    "max": ops.max, "logsumexp": ops.logsumexp,
+    "sigmoid": ops.sigmoid, "relu": ops.relu, "logsumexp": ops.logsumexp,
+    **{name: _reduction(name) for name in ("sum", "mean", "max", "min", "prod", "var", "std")},
+    "all": lambda self, *a, **k: self.data.all(*a, **k),  # booleans: no graph, as comparisons
+    "any": lambda self, *a, **k: self.data.any(*a, **k),
     "abs": ops.abs, "sign": ops.sign, "sin": ops.sin, "cos": ops.cos, "log1p": ops.log1p,
-    "expm1": ops.expm1, "clip": ops.clip, "min": ops.min, "prod": ops.prod, "var": ops.var,
-    "std": ops.std, "argmax": ops.argmax, "argmin": ops.argmin, "cumsum": ops.cumsum,
+    "expm1": ops.expm1, "clip": ops.clip, "argmax": ops.argmax, "argmin": ops.argmin, "cumsum": ops.cumsum,
     "erf": ops.erf,
     "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
     "flatten": lambda self: shape_ops.reshape(self, -1), "ravel": lambda self: shape_ops.reshape(self, -1),

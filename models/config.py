@@ -22,6 +22,7 @@ MAX_VOCAB = 10_000  # ids: a character vocabulary is far smaller
 MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, window: at 1024 a model is ~40 M parameters
 MAX_LAYERS = 48     # transformer layers
 MAX_POSITIONS = 100_000
+MAX_PARAMETERS = 50_000_000  # ~0.4 GB of float64 weights, ~2 GB with gradients and Adam's moments
 
 
 @dataclass
@@ -94,6 +95,22 @@ class ModelConfig:
             raise ValueError(f"ModelConfig: dtype must be one of {sorted(DTYPES)}, got {self.dtype!r}")
         self._check_transformer()
         self._check_attention_options()
+        if self.estimated_parameters() > MAX_PARAMETERS:
+            fields = ("layers, d_model, ff, src_vocab, tgt_vocab, max_positions"
+                      if self.decoder == "transformer" else "embed, hidden, dec_hidden, attn, vocabularies")
+            raise ValueError(f"ModelConfig: about {self.estimated_parameters():,} parameters, more "
+                             f"than the {MAX_PARAMETERS:,} this program trains; make {fields} smaller")
+
+    def estimated_parameters(self) -> int:
+        """An upper bound on the number of weights (checked before anything is allocated)."""
+        if self.decoder == "transformer":
+            d, f = self.d_model, self.ff  # per layer: encoder 4d² + 2df, decoder 8d² + 2df (+ biases)
+            tables = (self.src_vocab + 2 * self.tgt_vocab + self.max_positions) * d
+            return self.layers * (12 * d * d + 4 * d * f + 16 * d + 2 * f) + tables
+        e, h, s, a = self.embed, self.hidden, self.dec_hidden, self.attn
+        encoder = 2 * 4 * (e + h + 2) * h  # two directions, at most four gates (LSTM)
+        decoder = 4 * (e + 2 * h + 2 * s + 2) * s + (2 * h + s + 1) * (a + 2 * s + 1)
+        return (self.src_vocab + self.tgt_vocab) * e + encoder + decoder + (s + 1) * self.tgt_vocab
 
     def _check_attention_options(self) -> None:
         """combine, temperature, dropout and truncate: valid, and for a decoder that has them."""

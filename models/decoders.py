@@ -24,7 +24,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import init
-from minigrad.nn import Embedding, Linear, Module
+from minigrad.nn import Embedding, Linear, Module, check_sizes
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore)
@@ -131,6 +131,8 @@ class PlainDecoder(Decoder):
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
                  reset_after: bool = True, rng: np.random.Generator | None = None,
                  dtype=np.float64):
+        check_sizes("PlainDecoder", vocab_size=vocab_size, embed_dim=embed_dim,
+                    hidden_size=hidden_size, key_dim=key_dim)
         rng = init.generator("PlainDecoder", rng)
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)

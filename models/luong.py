@@ -33,7 +33,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import init
-from minigrad.nn import Embedding, Linear
+from minigrad.nn import Embedding, Linear, check_sizes
 
 from attention import Attention, GeneralScore, LocalAttention
 from models.decoders import (AttentionContext, Decoder, attention_context, make_score,
@@ -57,6 +57,8 @@ class LuongDecoder(Decoder):
                  cell: str = "gru", window: int = 2, reset_after: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64,
                  combine: str = "concat", attention: dict | None = None):
+        check_sizes("LuongDecoder", vocab_size=vocab_size, embed_dim=embed_dim,
+                    hidden_size=hidden_size, key_dim=key_dim, attn_dim=attn_dim)
         rng = init.generator("LuongDecoder", rng)
         _check(score, cell, combine, attention)
         self.input_feeding, self.local, self.mix = input_feeding, score.startswith("local"), combine

@@ -24,7 +24,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F, init
-from minigrad.nn import Module, Parameter
+from minigrad.nn import Module, Parameter, check_sizes
 
 
 class GRUCell(Module):
@@ -103,6 +103,7 @@ class LSTMCell(Module):
 def _init_weights(cell, gates: int, rng: np.random.Generator, dtype) -> None:
     """weight_ih (G, I), weight_hh (G, H), bias_ih and bias_hh (G,), G = gates·H, U(±1/√H)."""
     I, H = cell.input_size, cell.hidden_size
+    check_sizes(type(cell).__name__, input_size=I, hidden_size=H)
     cell.weight_ih = Parameter(init.uniform(rng, H, (gates * H, I), dtype))
     cell.weight_hh = Parameter(init.uniform(rng, H, (gates * H, H), dtype))
     cell.bias_ih = Parameter(init.uniform(rng, H, (gates * H,), dtype))

@@ -27,7 +27,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import init
-from minigrad.nn import Embedding, LayerNorm, Linear, Module
+from minigrad.nn import Embedding, LayerNorm, Linear, Module, check_sizes
 
 from attention.positional import LearnedPositions, SinusoidalPositions
 from models.decoders import Decoder
@@ -59,6 +59,8 @@ class TransformerEncoder(Module):
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
+        check_sizes("TransformerEncoder", vocab_size=vocab_size, dim=dim, heads=heads, ff=ff,
+                    layers=layers, max_len=max_len)
         rng = init.generator("TransformerEncoder", rng)
         self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
         self.pos = positions(position, max_len, dim, rng, dtype)
@@ -95,6 +97,8 @@ class TransformerDecoder(Decoder):
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
+        check_sizes("TransformerDecoder", vocab_size=vocab_size, dim=dim, heads=heads, ff=ff,
+                    layers=layers, max_len=max_len)
         rng = init.generator("TransformerDecoder", rng)
         self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
         self.pos = positions(position, max_len, dim, rng, dtype)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 import minigrad as mg
-from minigrad.nn import LayerNorm, Linear, Module
+from minigrad.nn import LayerNorm, Linear, Module, check_sizes
 from minigrad.nn_ops import gelu
 
 from attention import MultiHeadAttention
@@ -39,6 +39,7 @@ class FeedForward(Module):
 
     def __init__(self, dim: int, hidden: int, activation: str = "relu",
                  rng: np.random.Generator | None = None, dtype=np.float64):
+        check_sizes("FeedForward", dim=dim, hidden=hidden)
         if activation not in ACTIVATIONS:
             raise ValueError(f"FeedForward: activation must be one of {sorted(ACTIVATIONS)}, "
                              f"got {activation!r}")

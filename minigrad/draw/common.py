@@ -32,14 +32,27 @@ class Drawing(str):
         return "<pre>" + self.replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
 
 
+_PRINTABLE = {**{i: chr(0x2400 + i) for i in range(32)}, 0x7F: "␡",
+              **{i: f"\\x{i:02x}" for i in range(0x80, 0xA0)},
+              **{i: "\ufffd" for i in (*range(0xD800, 0xE000), 0xFFFE, 0xFFFF)}}
+
+
+def printable(text) -> str:
+    """``text`` safe in a terminal and in XML: control characters (C0 and DEL) shown as their
+    pictures ␀ … ␟ ␡ (ESC as ␛, never raw), C1 ones (U+0080–U+009F; U+009B is ESC [ to some
+    terminals) as ``\\x9b``, and what XML cannot hold (lone surrogates, U+FFFE, U+FFFF) as �."""
+    return str(text).translate(_PRINTABLE)
+
+
 def token(label, max_len: int) -> str:
     """A label made visible (space -> ␣, control chars -> their pictures), cut to max_len."""
-    s = "".join("␣" if c == " " else chr(0x2400 + ord(c)) if ord(c) < 32 else
-                "␡" if c == "\x7f" else c for c in str(label)) or "∅"
+    s = printable(label).replace(" ", "␣") or "∅"
     return s if len(s) <= max_len else s[:max_len - 1] + "…"
 
 
 def fit(line: str, width: int) -> str:
+    """``line`` made printable and cut to ``width`` characters."""
+    line = printable(line)
     return line if len(line) <= width else line[:width - 1] + "…"
 
 

@@ -18,7 +18,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from minigrad.draw.common import (BLUES, Drawing, CHAR_W, PALETTE, blue, check_heatmap, check_series, fit,
-                                  nice_ticks, segments, tick_label, token)
+                                  nice_ticks, printable, segments, tick_label, token)
 from minigrad.files import write_text_atomic
 
 
@@ -36,7 +36,9 @@ def _svg(width: float, height: float, parts: Sequence[str], path) -> str:
 
 
 def _esc(s: str) -> str:
-    return html.escape(s, quote=True)  # tokens such as "<", "&" and '"' do occur
+    """Text for XML: printable (``common.printable``; line breaks kept, for tooltips), then
+    escaped: tokens such as "<", "&" and '"' do occur."""
+    return html.escape("\n".join(printable(part) for part in str(s).split("\n")), quote=True)
 
 
 def _centred(x: float, y: float, text: str, upwards: bool = False, attrs: str = "") -> str:

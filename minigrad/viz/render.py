@@ -5,7 +5,7 @@ order, so a graph always gives the same bytes.
 """
 from __future__ import annotations
 
-from minigrad.draw.common import BLUES, CHAR_W, fit, token
+from minigrad.draw.common import BLUES, CHAR_W, fit, printable
 from minigrad.draw.svg import _esc, _svg
 from minigrad.viz.layout import layout
 
@@ -24,8 +24,9 @@ HIGHLIGHT = ("#fcbba1", "#d62728", 4.0)
 
 
 def _visible(s: str) -> str:
-    """Control characters shown as their pictures (XML cannot hold most of them); spaces kept."""
-    return "".join(c if c == " " else token(c, 1) for c in str(s))
+    """Control characters shown as their pictures (XML cannot hold most of them, and a raw ESC
+    would drive the terminal); spaces kept."""
+    return printable(s)
 
 
 def _lines(node) -> list:
@@ -93,7 +94,7 @@ def _legend(graph, y) -> str:
 
 
 def _dot_escape(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"')
+    return printable(s).replace("\\", "\\\\").replace('"', '\\"')
 
 
 def to_dot(graph, title=None) -> str:
@@ -114,7 +115,7 @@ def to_dot(graph, title=None) -> str:
 
 
 def _mermaid_escape(s: str) -> str:
-    return (s.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
+    return (printable(s).replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;")
             .replace(">", "#gt;"))
 
 
@@ -140,7 +141,7 @@ def to_text(graph, title=None) -> str:
     inputs: dict = {}
     for a, b in graph.edges:
         inputs.setdefault(b, []).append(a)
-    out = [title] if title else []
+    out = [printable(title)] if title else []
     out.append(f"computation graph: {len(graph.nodes)} nodes, {len(graph.edges)} edges "
                f"(each node after the nodes it reads)")
     memo: dict = {}

@@ -9,9 +9,14 @@ A checkpoint is a folder::
     best-weights-<step>.npz  the best held-out epoch's weights (while a training run is not
                              finished), with its digest in the index like the other two
 
-Writes are atomic: the array files get new names, then ``checkpoint.json`` is replaced in one
-``os.replace`` -- the commit point -- and only then are the previous array files removed. A
-crash at any moment leaves either the old or the new checkpoint, never a mixture. Loading
+Writes are atomic: the names of the new array files are first written into the old index
+(its ``pending`` journal), the array files get those new names, then ``checkpoint.json`` is
+replaced in one ``os.replace`` -- the commit point -- and only then are the previous array
+files removed. A crash at any moment leaves either the old or the new checkpoint, never a
+mixture; the arrays of an interrupted save, named in the journal but not committed, are
+removed by the next save (or by ``--resume``, see ``models/app/runs.py``). No other file is
+removed. Every file is read within bounds (``minigrad.files.open_bounded``): a regular file,
+the index at most 16 MiB, an array file at most the model's arrays in float64 plus headers. Loading
 trusts nothing and raises ``CheckpointError`` (a ``ValueError``), one line naming the file and
 the problem: every file's digest is required and checked first; the model config is
 type-checked and its sizes capped (``ModelConfig``) before a parameter is allocated; each npz
@@ -27,7 +32,7 @@ import os
 import numpy as np
 
 import minigrad as mg
-from minigrad.files import write_atomic
+from minigrad.files import FileRefused, open_bounded, read_bounded, write_atomic
 
 from models.vocab import Vocab
 from models.app.build import build_model
@@ -37,15 +42,17 @@ FORMAT = "minigrad-seq2seq/1"
 KINDS = ("weights", "optimizer", "best_weights")  # the array files, by their index entries
 INDEX = "checkpoint.json"
 MAX_INDEX_BYTES = 1 << 24  # 16 MiB: an index holds configs and a loss curve
+PENDING = "pending"  # the journal: array files a save is writing, before its commit
 
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be read, with the reason."""
 
 
-def _sha256(path: str) -> str:
+def _sha256(path: str, limit: int) -> str:
+    """The file's digest, read through ``open_bounded``: a regular file of at most ``limit``."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_bounded(path, limit=limit, what="checkpoint") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -73,22 +80,52 @@ def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
         files["optimizer"] = optimizer.state_dict()
     if best is not None:
         files["best_weights"] = best
-    for kind, arrays in files.items():
+    names = {}
+    for kind in files:
         stem = f"{kind.replace('_', '-')}-{step:07d}"  # best_weights: best-weights-<step>.npz
-        name = f"{stem}.npz"
-        if name == old.get(kind):  # the same step again: never overwrite the committed file
-            name = f"{stem}-{os.urandom(3).hex()}.npz"
-        mg.save(arrays, os.path.join(folder, name))
-        index[kind], index[kind + "_sha256"] = name, _sha256(os.path.join(folder, name))
+        names[kind] = f"{stem}.npz"
+        if names[kind] == old.get(kind):  # the same step again: never overwrite the committed file
+            names[kind] = f"{stem}-{os.urandom(3).hex()}.npz"
+    if old:  # the journal: the names about to be written, so an interrupted save's are known
+        _remove_strays(folder, old)
+        write_atomic(index_path, lambda f: json.dump({**old, PENDING: sorted(names.values())}, f,
+                                                     indent=1))
+    for kind, arrays in files.items():
+        path = os.path.join(folder, names[kind])
+        mg.save(arrays, path)
+        index[kind], index[kind + "_sha256"] = names[kind], _sha256(path, os.path.getsize(path))
     index.update(extra or {})
     write_atomic(index_path, lambda f: json.dump(index, f, indent=1))  # commit
     for kind in KINDS:  # only a plain file name of this kind: the old index may be anyone's
         stale = old.get(kind)
-        if (isinstance(stale, str) and stale != index.get(kind) and os.path.basename(stale) == stale
-                and stale.startswith(kind.replace("_", "-") + "-") and stale.endswith(".npz")
-                and os.path.isfile(os.path.join(folder, stale))):
+        if stale != index.get(kind) and _ours(stale, kind) and os.path.isfile(os.path.join(folder, stale)):
             os.remove(os.path.join(folder, stale))
     return index_path
+
+
+def _ours(name, kind: str) -> bool:
+    """True for a plain file name of the form a checkpoint gives its ``kind`` of array file."""
+    return (isinstance(name, str) and os.path.basename(name) == name
+            and name.startswith(kind.replace("_", "-") + "-") and name.endswith(".npz"))
+
+
+def _remove_strays(folder: str, index: dict) -> None:
+    """Remove the array files an interrupted save wrote: named in ``index``'s journal
+    (``PENDING``) but not committed by it."""
+    pending = index.get(PENDING)
+    committed = {index.get(kind) for kind in KINDS}
+    for name in pending if isinstance(pending, list) else []:
+        path = os.path.join(folder, name) if isinstance(name, str) else ""
+        if name not in committed and any(_ours(name, k) for k in KINDS) and os.path.isfile(path):
+            os.remove(path)
+
+
+def remove_strays(folder) -> None:
+    """``_remove_strays`` for the checkpoint in ``folder`` (nothing if it cannot be read)."""
+    try:
+        _remove_strays(os.fspath(folder), _read_index(os.path.join(os.fspath(folder), INDEX)))
+    except (CheckpointError, OSError):
+        pass
 
 
 def _index_path(path) -> str:
@@ -110,12 +147,10 @@ def _read_index(path: str, given=None) -> dict:
                  f"{given} holds no {INDEX}" if os.path.isdir(given) else
                  f"{given} has no {INDEX} next to it")
         raise CheckpointError(f"checkpoint: {where} ({expected})")
-    try:
-        if os.path.getsize(path) > MAX_INDEX_BYTES:
-            raise CheckpointError(f"checkpoint: {path} is {os.path.getsize(path):,} bytes, more "
-                                  f"than an index ever holds ({MAX_INDEX_BYTES:,}); {expected}")
-        with open(path, encoding="utf-8") as f:
-            index = json.load(f)
+    try:  # a regular file of at most MAX_INDEX_BYTES: no device, FIFO or folder is read
+        index = json.loads(read_bounded(path, limit=MAX_INDEX_BYTES, what="checkpoint").decode())
+    except FileRefused as e:  # names the file and the limit
+        raise CheckpointError(f"{e}; {expected}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
         why = "nested too deeply" if isinstance(e, RecursionError) else e
         kind = "" if path.endswith(".json") else f"; {expected}"
@@ -129,20 +164,32 @@ def _read_index(path: str, given=None) -> dict:
     return index
 
 
-def _file_of(index: dict, folder: str, kind: str) -> str:
+def is_index(path) -> bool:
+    """True when ``path`` is a checkpoint index this program wrote (readable, of ``FORMAT``)."""
+    try:
+        _read_index(os.fspath(path))
+        return True
+    except CheckpointError:
+        return False
+
+
+def _file_of(index: dict, folder: str, kind: str, limit: int) -> str:
     """The path of ``index[kind]``, after checking that it exists and matches its digest
-    (required: a checkpoint without one could hold anything)."""
+    (required: a checkpoint without one could hold anything); only a regular file of at
+    most ``limit`` bytes is read."""
     name, digest = index.get(kind), index.get(kind + "_sha256")
     if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
         raise CheckpointError(f"checkpoint: bad {kind} entry {name!r} in {INDEX}")
     path = os.path.join(folder, name)
-    if not os.path.isfile(path):
+    if not os.path.lexists(path):
         raise CheckpointError(f"checkpoint: {kind} file {path} is missing")
     if not isinstance(digest, str):
         raise CheckpointError(f"checkpoint: {INDEX} in {folder} has no {kind}_sha256 digest for "
                               f"{name}, so the file cannot be trusted")
     try:
-        actual = _sha256(path)
+        actual = _sha256(path, limit)
+    except FileRefused as e:
+        raise CheckpointError(str(e)) from None
     except OSError as e:
         raise CheckpointError(f"checkpoint: cannot read {path} ({e.strerror or e})") from None
     if digest != actual:
@@ -153,8 +200,10 @@ def _file_of(index: dict, folder: str, kind: str) -> str:
 
 def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
     """The arrays of ``index[kind]``: digest first, then every member's name, shape and dtype
-    against ``expected`` ({name: (shape, dtype kinds)}) before any data is read."""
-    path = _file_of(index, folder, kind)
+    against ``expected`` ({name: (shape, dtype kinds)}) before any data is read. The file
+    may hold no more than those arrays in float64 (the widest dtype saved)."""
+    max_bytes = sum(8 * int(np.prod(shape)) for shape, _ in expected.values())
+    path = _file_of(index, folder, kind, max_bytes + mg.serialization.ARCHIVE_OVERHEAD)
 
     def check(headers: dict) -> None:
         missing, unexpected = sorted(set(expected) - set(headers)), sorted(set(headers) - set(expected))
@@ -169,7 +218,7 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
             if tuple(shape) != tuple(want):
                 raise ValueError(f"{name}: checkpoint {tuple(shape)}, model {tuple(want)}")
     try:
-        arrays = mg.load(path, check_headers=check)
+        arrays = mg.load(path, max_bytes=max_bytes, check_headers=check)
     except ValueError as e:
         raise CheckpointError(f"checkpoint: {e}") from None
     bad = sorted(k for k, a in arrays.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())

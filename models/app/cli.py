@@ -3,9 +3,10 @@
 The command line itself (its parsers, the ``--help`` text, the checks on options) is in
 ``options.py``, and ``translate`` in ``translate.py``; here are train, the demo, compare-length,
 compare-scores, compare-models and inspect, and ``main``, which runs one of them with the BLAS
-threads asked for and turns a bad input into a one-line error and exit status 2 (Ctrl-C: 130).
-Output goes through ``minigrad.draw.console``: any encoding works (what it cannot write comes
-out as ASCII) and a reader that stops early (``| head``) ends the run quietly.
+threads asked for and turns a bad input into a one-line error and exit status 2 (Ctrl-C: 130;
+SIGTERM and SIGHUP stop training as Ctrl-C does, with 143 and 129). Output goes through
+``minigrad.draw.console``: any encoding works (what it cannot write comes out as ASCII) and a
+reader that stops early (``| head``) ends the run quietly -- training first checkpoints.
 """
 from __future__ import annotations
 
@@ -27,12 +28,12 @@ from models.app.compare_models import (ModelsConfig, attention_maps, compare_mod
 from models.app.datetext import read_dates, wild_accuracy, wild_dates
 from models.app.diagnose import inspect_run
 from models.app.graphs import cmd_graph
-from models.app.options import (build_parser, check_train_options, given_train_options,
-                                model_config)
+from models.app.options import (build_parser, check_limits, check_train_options,
+                                given_train_options, model_config)
 from models.app.pictures import (by_length_svg, by_length_table, by_length_text, curves_svg,
                                  heads_svg, heads_text)
-from models.app.runs import (foreign_files, free_name, fresh_folder, holds_checkpoint, run_lock,
-                             stop_on_ctrl_c, writable_folder)
+from models.app.runs import (Interrupted, foreign_files, free_name, fresh_folder,
+                             holds_checkpoint, run_lock, stop_on_signals, writable_folder)
 from models.app.progress import fmt_time
 from models.app.train import POOL, Trainer, TrainConfig
 from models.app.translate import cmd_translate, show
@@ -61,7 +62,8 @@ def _train_folder(a) -> str:
 
 
 def _check_out(a, out: str) -> None:
-    """Under the folder's lock: never a checkpoint unless --overwrite, never the user's files."""
+    """Under the folder's lock (which refuses a folder that is neither empty nor a run
+    folder): never a checkpoint unless --overwrite, never the user's files."""
     if holds_checkpoint(out) and a.out is not None:
         if not a.overwrite:
             raise ValueError(f"train: {out} already holds a checkpoint. To continue that "
@@ -76,13 +78,17 @@ def _check_out(a, out: str) -> None:
 
 
 def _train(trainer: Trainer, out: str, time_limit=None) -> None:
+    """Train into ``out``. A signal (Ctrl-C, SIGTERM, SIGHUP) or a closed stdout stops it
+    after the current batch, checkpointed; then it ends as that signal (or pipe) ends a program."""
     try:
-        with stop_on_ctrl_c() as flag:
-            trainer.run(folder=out, time_limit=time_limit, should_stop=lambda: bool(flag))
+        with stop_on_signals() as stop:
+            trainer.run(log=stop.log, folder=out, time_limit=time_limit,
+                        should_stop=lambda: bool(stop))
     except KeyboardInterrupt:
-        print(f"\naborted: {out} keeps the last checkpoint written (--resume {out} continues it)"
-              if holds_checkpoint(out) else "\naborted before the first checkpoint: nothing was "
-              "saved", file=sys.stderr)
+        with contextlib.suppress(OSError, ValueError):
+            print(f"\naborted: {out} keeps the last checkpoint written (--resume {out} continues "
+                  "it)" if holds_checkpoint(out) else "\naborted before the first checkpoint: "
+                  "nothing was saved", file=sys.stderr)
         raise
     path = os.path.join(out, "training.svg")
     if trainer.state.history or trainer.state.curve:
@@ -91,9 +97,9 @@ def _train(trainer: Trainer, out: str, time_limit=None) -> None:
     else:  # e.g. --time-limit 0: nothing measured, so nothing drawn
         drawn = "no loss curve: it stopped before a point of the curve was measured"
     saved = "checkpoint" if holds_checkpoint(out) else "nothing saved in"
-    print(f"{saved}: {out}  ({drawn})")
-    if flag:  # stopped by Ctrl-C, checkpoint written: exit as an interrupted program does
-        raise KeyboardInterrupt
+    stop.log(f"{saved}: {out}  ({drawn})")
+    if stop:  # stopped by a signal or a closed stdout, checkpoint written: exit as it does
+        raise stop.exit()
 
 
 def _resume(a) -> None:
@@ -191,6 +197,9 @@ def cmd_compare_scores(a) -> None:
 
 
 def cmd_compare_models(a) -> None:
+    if a.long_len <= a.max_len:
+        raise ValueError(f"compare-models: --long-len must be more than --max-len ({a.max_len}): "
+                         f"the held-out sources longer than any in training, got {a.long_len}")
     cfg = ModelsConfig(**{k: getattr(a, k) for k in vars(ModelsConfig())})
     writable_folder(a.out)  # before training, not after
     print(f"{cfg.task}: {cfg.n_train} training pairs of lengths {cfg.min_len}..{cfg.max_len}, "
@@ -264,13 +273,16 @@ def _main(argv=None) -> int:
                 "compare-models": cmd_compare_models,
                 "inspect": cmd_inspect, "graph": cmd_graph}
     try:
+        check_limits(a)
         with blas.threads(a.threads):
             commands[a.command](a)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # exit status 128 + the signal, as a shell reports it
+        signum = e.signum if isinstance(e, Interrupted) else signal.SIGINT  # SIGTERM, SIGHUP too
         with contextlib.suppress(ValueError):  # ValueError: not the main thread
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # more Ctrl-C: we are exiting already
-        print("interrupted (Ctrl-C)", file=sys.stderr)
-        return 130
+        if not isinstance(e, Interrupted):  # training's handler has said it already
+            print("interrupted (Ctrl-C)", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:  # the reader went away (`| head`): run_main ends quietly
         raise
     except (CheckpointError, ValueError, FloatingPointError, OSError) as e:

@@ -16,6 +16,7 @@ import numpy as np
 
 from minigrad.tensor import Tensor
 from minigrad.viz import draw_graph, trace
+from models.app.runs import free_name
 from models.recurrent import GRUCell
 from models.seq2seq import ModelConfig, Seq2Seq
 from models.vocab import PAD
@@ -58,10 +59,11 @@ def demo_batch(rng, batch: int, length: int, vocab: int) -> tuple:
 
 
 def cmd_graph(a) -> None:
-    """Write gru_step.<ext> and seq2seq_loss.<ext> into ``a.out`` (only these two names)."""
+    """Write gru_step.<ext> and seq2seq_loss.<ext> into ``a.out`` (new names, ``-2`` …, when
+    those exist: an earlier drawing, or a user's file, is never replaced)."""
     os.makedirs(a.out, exist_ok=True)
     ext = EXTENSIONS[a.fmt]
-    path = os.path.join(a.out, f"gru_step.{ext}")
+    path = free_name(a.out, "gru_step", ext)
     gru_step(a.fmt, path)
     print(f"wrote {path}")
     rng = np.random.default_rng(a.seed)
@@ -69,7 +71,7 @@ def cmd_graph(a) -> None:
     src, src_mask, tgt, tgt_mask = demo_batch(rng, a.batch, a.length, a.vocab)
     title = (f"Seq2seq training loss (B={a.batch}, S=T={a.length}, vocab {a.vocab}), "
              f"collapsed: one box per module call and decoder step")
-    path = os.path.join(a.out, f"seq2seq_loss.{ext}")
+    path = free_name(a.out, "seq2seq_loss", ext)
     text = loss_graph(model, src, tgt, src_mask, tgt_mask, a.fmt, path, title=title)
     print(f"wrote {path}")
     if a.fmt != "text":

@@ -1,11 +1,15 @@
 """The command line of ``python -m models``: its parsers (``build_parser``), the model settings
 they name (``model_config``), which train options were given (``given_train_options``) and
-the checks on options that argparse cannot make (``check_train_options``, ``check_translate_options``).
+the checks on options that argparse cannot make: ``check_limits`` (every number that sets
+memory or time within its ``LIMITS``, every float finite), ``check_train_options`` (options
+the chosen decoder does not read, or that ``--resume`` would ignore) and
+``check_translate_options`` (the texts, and ``--beam`` × their length).
 ``USAGE`` is what ``python -m models --help`` prints above the options.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import os
 
 from models.app import dates
@@ -15,7 +19,8 @@ from models.app.data import TASKS
 from models.app.graphs import EXTENSIONS
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
-from models.config import DECODERS, DTYPES
+from models.app.checks import MAX_LEN
+from models.config import DECODERS, DTYPES, MAX_LAYERS, MAX_WIDTH
 
 USAGE = """``python -m models``: train, translate and compare; with no arguments, the main demo.
 
@@ -36,7 +41,36 @@ USAGE = """``python -m models``: train, translate and compare; with no arguments
 """
 MAX_BEAM = 1000  # wider beams help nothing here and hold K copies of the decoder state
 MAX_DECODE = 1000  # --max-len: output characters per text (the toy tasks need < 40)
+MAX_TEXT = 1000  # characters per translate text (a date is < 40)
+MAX_TEXTS = 1000  # texts per translate command
+MAX_BEAM_CELLS = 100_000  # --beam × the longest text: the beam holds K copies of the annotations
+MAX_EPOCHS = 100_000
+MAX_BATCH = 4096
 RESUME_OPTIONS = {"resume", "out", "time_limit"}  # the train options --resume goes with
+# Every number an option gives that sets memory or time: (least, most), most None where a
+# later check sizes it (--n-train/--n-val: the memory their pairs need; train --max-len:
+# TrainConfig's MAX_LEN). Options of one name mean the same in every command, except those
+# in COMMAND_LIMITS. Floats must be finite too, except where inf means "none" (INF_OK).
+LIMITS = {"threads": (1, 256), "seed": (0, None), "n_train": (1, None), "n_val": (1, None),
+          "min_len": (1, None), "max_len": (1, None), "epochs": (1, MAX_EPOCHS),
+          "batch_size": (1, MAX_BATCH), "embed": (1, MAX_WIDTH), "hidden": (1, MAX_WIDTH),
+          "dec_hidden": (1, MAX_WIDTH), "attn": (1, MAX_WIDTH), "d_model": (1, MAX_WIDTH),
+          "heads": (1, MAX_WIDTH), "ff": (1, 4 * MAX_WIDTH), "layers": (1, MAX_LAYERS),
+          "window": (0, MAX_WIDTH), "n": (1, 100_000), "long_len": (1, MAX_LEN),
+          "n_long": (1, 100_000), "target": (0, None), "time_limit": (0, None)}
+COMMAND_LIMITS = {
+    "translate": {"max_len": (1, MAX_DECODE), "beam": (0, MAX_BEAM), "length_penalty": (0, 10)},
+    "graph": {"length": (4, 50), "batch": (1, 128), "vocab": (2, 500)},  # traced: <= 0.8 GB
+    "compare-models": {"target": (0, 1)}}
+INF_OK = {"clip", "time_limit"}  # inf: no clipping, no time limit
+OPTION = {"dropout": "--attn-dropout"}  # the option of a setting whose name differs
+# train options that only some decoders read: given for another, they are refused
+APPLIES = {"cell": ("luong",), "input_feeding": ("luong",), "combine": ("luong",),
+           "score": ("bahdanau", "luong"), "attn": ("bahdanau", "luong"),
+           "embed": ("bahdanau", "luong", "plain"), "hidden": ("bahdanau", "luong", "plain"),
+           "dec_hidden": ("bahdanau", "luong", "plain"), "reset_before": ("bahdanau", "luong", "plain"),
+           **dict.fromkeys(("layers", "heads", "d_model", "ff", "activation", "positions"),
+                           ("transformer",))}
 
 
 class _HelpWithDefaults(argparse.RawDescriptionHelpFormatter,
@@ -217,27 +251,53 @@ def model_config(a) -> dict:
     score = a.score or ("general" if a.decoder == "luong" else "additive")
     dot, local = score in ("dot", "scaled-dot"), score.startswith("local")
     return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
-                dec_hidden=a.dec_hidden or (2 * a.hidden if dot else 64),
+                dec_hidden=a.dec_hidden if a.dec_hidden is not None else 2 * a.hidden if dot else 64,
                 input_feeding=a.input_feeding, cell=a.cell, combine=a.combine,
                 window=a.window if local and a.window is not None else 2,
                 truncate=None if local else a.window, temperature=a.temperature,
                 reset_after=not a.reset_before, dtype=a.dtype, layers=a.layers, heads=a.heads,
-                d_model=a.d_model, ff=a.ff or 2 * a.d_model, dropout=a.dropout,
+                d_model=a.d_model, ff=a.ff if a.ff is not None else 2 * a.d_model, dropout=a.dropout,
                 activation=a.activation, positions=a.positions)
 
 
+def option(dest: str) -> str:
+    """The command-line option of the setting ``dest`` (``dec_hidden`` → ``--dec-hidden``)."""
+    return OPTION.get(dest, "--" + dest.replace("_", "-"))
+
+
+def check_limits(a) -> None:
+    """Refuse a number outside its ``LIMITS`` (or ``COMMAND_LIMITS``), and a float option that
+    is not finite, with one line naming the option and the limit. Unset options (None) pass."""
+    limits = {**LIMITS, **COMMAND_LIMITS.get(a.command, {})}
+    for dest, v in sorted(vars(a).items()):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            continue
+        if isinstance(v, float) and not math.isfinite(v) and not (dest in INF_OK and v > 0):
+            raise ValueError(f"{a.command}: {option(dest)} must be a finite number, got {v}")
+        lo, hi = limits.get(dest, (None, None))
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            bound = f"at least {lo}" if hi is None else f"{lo}..{hi}"
+            raise ValueError(f"{a.command}: {option(dest)} must be {bound}, got {v}")
+
+
 def check_train_options(a) -> None:
-    """train: refuse a negative --time-limit, and options --resume would ignore or contradict."""
-    if a.time_limit is not None and not a.time_limit >= 0:
-        raise ValueError(f"train: --time-limit must be >= 0 seconds, got {a.time_limit}")
+    """train: refuse options the chosen decoder does not read, and options --resume would
+    ignore or contradict."""
     if not a.resume:
+        for dest in sorted(a.given & set(APPLIES)):
+            if a.decoder not in APPLIES[dest]:
+                *most, last = APPLIES[dest]
+                which = f"{', '.join(most)} and {last}" if most else last
+                raise ValueError(f"train: {option(dest)} applies to the {which} decoder"
+                                 f"{'s' * (len(APPLIES[dest]) > 1)}, not to --decoder "
+                                 f"{a.decoder}: drop it")
         return
     moved = a.out is not None and os.path.normpath(a.out) != os.path.normpath(a.resume)
     if a.overwrite or moved:
         drop = "--overwrite (which would replace it)" if a.overwrite else f"--out {a.out}"
         raise ValueError(f"train: --resume {a.resume} continues the run in that folder: "
                          f"drop {drop}")
-    ignored = ", ".join("--" + k.replace("_", "-") for k in sorted(a.given - RESUME_OPTIONS))
+    ignored = ", ".join(option(k) for k in sorted(a.given - RESUME_OPTIONS))
     if ignored:
         raise ValueError(f"train: --resume continues {a.resume} with the settings it was saved "
                          f"with, so {ignored} would be ignored: drop it (or start a new run "
@@ -245,8 +305,14 @@ def check_train_options(a) -> None:
 
 
 def check_translate_options(a) -> None:
-    """translate: --beam and --max-len within bounds (before the checkpoint is read)."""
-    if not 0 <= a.beam <= MAX_BEAM:
-        raise ValueError(f"translate: --beam must be 1..{MAX_BEAM} (or 0 for greedy), got {a.beam}")
-    if not 1 <= a.max_len <= MAX_DECODE:
-        raise ValueError(f"translate: --max-len must be 1..{MAX_DECODE}, got {a.max_len}")
+    """translate: the texts' number and lengths, and --beam × the longest, within bounds
+    (before the checkpoint is read)."""
+    if len(a.text) > MAX_TEXTS:
+        raise ValueError(f"translate: at most {MAX_TEXTS} texts at once, got {len(a.text)}")
+    longest = max(len(t) for t in a.text)
+    if longest > MAX_TEXT:
+        raise ValueError(f"translate: a text may have at most {MAX_TEXT} characters, got one "
+                         f"of {longest}")
+    if a.beam * longest > MAX_BEAM_CELLS:
+        raise ValueError(f"translate: --beam × the longest text must be at most "
+                         f"{MAX_BEAM_CELLS:,}, got {a.beam} × {longest} = {a.beam * longest:,}")

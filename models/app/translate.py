@@ -8,6 +8,7 @@ time off and refuses a date with its year, month or day missing (the model would
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import warnings
@@ -20,6 +21,8 @@ from models.app.options import check_translate_options
 from models.app.pictures import alignment_svg, alignment_text
 from models.app.runs import writable_folder
 from models.vocab import pad_batch
+
+MIN_TEMPERATURE = 1e-3  # α = softmax(e / T): below it (above 1 / it) e / T nears overflow
 
 
 def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0.6,
@@ -41,12 +44,23 @@ def set_temperature(model, temperature: float) -> None:
     if not isinstance(attention, Attention):
         raise ValueError(f"translate: --temperature needs global attention; this model has the "
                          f"{model.config.decoder!r} decoder with the {model.config.score!r} score")
-    attention.temperature = check_temperature("translate: --temperature", temperature)
+    T = check_temperature("translate: --temperature", temperature)
+    if not MIN_TEMPERATURE <= T <= 1 / MIN_TEMPERATURE:  # e / T would overflow to inf: log p NaN
+        raise ValueError(f"translate: --temperature must be {MIN_TEMPERATURE:g}..{1 / MIN_TEMPERATURE:g}, "
+                         f"got {temperature!r}")
+    attention.temperature = T
 
 
 def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
     """Print each translation (and its heatmap); SVG heatmaps go to new files in ``svg_dir``.
-    ``results``: (text, Translation) pairs, or ``datetext.Reading``s (with their notes)."""
+    ``results``: (text, Translation) pairs, or ``datetext.Reading``s (with their notes).
+    A non-finite log p (the probabilities under- or overflowed) is an error, never a result."""
+    for item in results:
+        text, out = (item.text, item.translation) if hasattr(item, "notes") else item
+        if out is not None and not math.isfinite(out.score):
+            raise ValueError(f"translate: decoding {text!r} gave log p = {out.score} (the "
+                             "probabilities under- or overflowed), so it has no translation; "
+                             "with --temperature, try one nearer 1")
     k = 1
     for item in results:
         if getattr(item, "refused", None):  # a date with a part missing: nothing was read

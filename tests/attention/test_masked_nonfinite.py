@@ -4,6 +4,8 @@
   so (as in PyTorch) zeroing them is the caller's job; every reader refuses such values with a
   one-line ValueError naming itself, the values' shape and the position, checked only when the
   output is not finite;
+* keys at masked positions must be finite too (the output is finite, but the backward's
+  0 · NaN would reach q.grad): refused the same way by every reader that scores keys;
 * inf or NaN at positions that are read reach the output as NumPy's arithmetic makes them;
 * a query whose every key is masked reads zeros and passes back zero gradients, never NaN.
 """
@@ -14,8 +16,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from attention import (Attention, DotScore, GeneralScore, LocalAttention, MultiHeadAttention,
-                       attend, read, scaled_dot_product_attention, score_grad)
+from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
+                       LocalAttention, MultiHeadAttention, attend, read, scaled_dot_product_attention, score_grad)
 from attention.hard import hard_read
 
 B, T, S, D = 2, 4, 5, 3
@@ -180,3 +182,69 @@ def test_multihead_and_causal_reads_of_nothing_are_zeros_too():
     assert (w.data[0] == 0).all()
     np.testing.assert_allclose(out.data[0], np.broadcast_to(mha.W_o.bias.data, (5, 8)), atol=1e-12)
     assert np.isfinite(x.grad).all()
+
+
+# ---- keys at masked positions must be finite too: never a NaN in q.grad -------------------------
+
+def _key_readers(rng):
+    """name -> (who the error names, role, call(q (B, T, D), keys (B, S, D), values, mask))."""
+    mha = MultiHeadAttention(D, 1, rng=rng)
+    return {
+        "Attention(dot)": ("Attention", "keys", lambda q, k, v, m: Attention(DotScore())(q, k, v, mask=m)),
+        "Attention(general)": ("Attention", "keys", lambda q, k, v, m: Attention(
+            GeneralScore(D, D, rng=rng))(q, k, v, mask=m)),
+        "Attention(additive)": ("Attention", "keys", lambda q, k, v, m: Attention(
+            AdditiveScore(D, D, 6, rng=rng))(q, k, v, mask=m)),
+        "Attention(concat)": ("Attention", "keys", lambda q, k, v, m: Attention(
+            ConcatScore(D, D, 6, rng=rng))(q, k, v, mask=m)),
+        "Attention(window)": ("Attention", "keys", lambda q, k, v, m: Attention(
+            DotScore(), window=1)(q, k, v, mask=m)),
+        "LocalAttention(local-m)": ("LocalAttention", "keys", lambda q, k, v, m: LocalAttention(
+            DotScore(), 1)(q, k, v, mask=m)),
+        "LocalAttention(local-p)": ("LocalAttention", "keys", lambda q, k, v, m: LocalAttention(
+            GeneralScore(D, D, rng=rng), 1, True, query_dim=D, rng=rng)(q, k, v, mask=m)),
+        "scaled_dot_product_attention": ("scaled_dot_product_attention", "k", lambda q, k, v, m:
+            scaled_dot_product_attention(q, k, v, attn_mask=m[:, None, :])),
+        "MultiHeadAttention": ("scaled_dot_product_attention", "k", lambda q, k, v, m: mha(
+            q, k, v, mask=m)),
+    }
+
+
+@pytest.mark.parametrize("bad", BAD)
+@pytest.mark.parametrize("name", list(_key_readers(np.random.default_rng(0))))
+def test_a_non_finite_key_at_a_masked_position_is_refused(name, bad):
+    """Today's bug: the output was finite (weight 0) but q.grad got 0 · NaN = NaN."""
+    rng = np.random.default_rng(10)
+    who, role, call = _key_readers(np.random.default_rng(0))[name]
+    q, keys, values = rng.normal(size=(B, T, D)), rng.normal(size=(B, S, D)), rng.normal(size=(B, S, D))
+    mask = np.array([[True, True, True, True, False], [True] * S])
+    keys[0, 4, 1] = bad                                                # masked for batch 0
+    if name in ("Attention(additive)", "Attention(concat)") and not np.isnan(bad):
+        qt = mg.tensor(q, requires_grad=True)           # tanh(±inf) = ±1: a finite score, and
+        out, _ = call(qt, mg.tensor(keys), mg.tensor(values), mask)  # 1 − tanh² = 0 keeps
+        (out * out).sum().backward()                    # q.grad finite (checks.check_masked_keys)
+        assert np.isfinite(out.data).all() and np.isfinite(qt.grad).all()
+        return
+    with pytest.raises(ValueError) as info:
+        call(mg.tensor(q, requires_grad=True), mg.tensor(keys), mg.tensor(values), mask)
+    message = str(info.value)
+    assert message.startswith(f"{who}: {role} (B=2, ") and "\n" not in message
+    assert f"hold inf or NaN at a masked position, {role}[0, " in message
+    assert f"{role} at masked positions must be finite" in message
+    keys[0, 4] = 0.0                                                   # zeroed: read as usual
+    qt = mg.tensor(q, requires_grad=True)
+    out, _ = call(qt, mg.tensor(keys), mg.tensor(values), mask)
+    (out * out).sum().backward()
+    assert np.isfinite(out.data).all() and np.isfinite(qt.grad).all()
+
+
+def test_a_non_finite_key_that_is_read_is_not_refused():
+    """Only masked positions are the caller's job; a key that is read propagates as NumPy
+    makes it (NaN scores, NaN weights), as values do."""
+    rng = np.random.default_rng(11)
+    q, keys = rng.normal(size=(B, T, D)), rng.normal(size=(B, S, D))
+    mask = np.array([[True, True, True, True, False], [True] * S])
+    keys[1, 4, 0] = np.nan                                             # read by batch 1
+    with np.errstate(invalid="ignore"):
+        c, w = Attention(DotScore())(q, keys, rng.normal(size=(B, S, D)), mask=mask)
+    assert np.isnan(w.data[1]).all() and np.isfinite(w.data[0]).all()

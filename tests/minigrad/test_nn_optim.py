@@ -379,3 +379,31 @@ def test_a_module_prints_as_a_pytorch_style_tree():
                            "  (layers.0): Linear(in_features=3, out_features=4, weight=(4, 3), bias=(4,))\n"
                            "  (layers.1): Linear(in_features=4, out_features=2, weight=(2, 4))\n)")
     assert "object at 0x" not in repr(Net())
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1),
+                                  lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: optim.Adam(ps)], ids=["SGD", "SGD-momentum", "Adam"])
+def test_an_optimizer_refuses_a_parameter_listed_twice(make):
+    """[p, q, p] would step p twice per step (as PyTorch, refused), naming both indices."""
+    p, q = nn.Parameter(np.zeros((2, 3))), nn.Parameter(np.zeros(4))
+    with pytest.raises(ValueError) as info:
+        make([p, q, p])
+    who = type(make([p])).__name__
+    assert str(info.value) == (f"{who}: parameter 2 (shape (2, 3)) is parameter 0 again; "
+                               f"list each parameter once")
+    make([p, q, nn.Parameter(np.zeros((2, 3)))])       # equal values, distinct tensors: fine
+    lin = nn.Linear(3, 2)
+    with pytest.raises(ValueError, match=r"parameter 2 \(shape \(2, 3\)\) is parameter 0"):
+        make(lin.parameters() + lin.parameters())
+
+
+def test_every_optimizer_class_checks_for_duplicates():
+    """A new optimizer in optim.py inherits the check from Optimizer."""
+    classes = [c for c in vars(optim).values()
+               if isinstance(c, type) and issubclass(c, optim.Optimizer) and c is not optim.Optimizer]
+    assert {c.__name__ for c in classes} >= {"SGD", "Adam"}
+    p = nn.Parameter(np.zeros(3))
+    for cls in classes:
+        with pytest.raises(ValueError, match=rf"^{cls.__name__}: parameter 1 \(shape \(3,\)\) is parameter 0 again"):
+            cls([p, p], lr=0.1)

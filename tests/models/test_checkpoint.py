@@ -169,7 +169,7 @@ def test_paths_that_are_not_checkpoints(saved):
     for path, message in [("model.pkl", "model.pkl is not valid JSON"),
                           ("lone.npz", "lone.npz has no checkpoint.json next to it"),
                           ("empty", "empty holds no checkpoint.json"),
-                          ("odd", "cannot read .*checkpoint.json")]:
+                          ("odd", "checkpoint.json is a folder, not a regular file")]:
         with pytest.raises(CheckpointError, match=message) as e:
             load_checkpoint(tmp_path / path)
         assert "expected a checkpoint folder" in str(e.value)

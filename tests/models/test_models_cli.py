@@ -76,7 +76,7 @@ def test_translate_bad_input(checkpoint, capsys, tmp_path):
     assert main(["translate", str(tmp_path / "missing"), "abc"]) == 2
     assert "not found" in capsys.readouterr().err
     assert main(["translate", str(checkpoint), "abc", "--beam", "100000"]) == 2
-    assert "--beam must be 1..1000" in capsys.readouterr().err
+    assert "translate: --beam must be 0..1000, got 100000" in capsys.readouterr().err
     (tmp_path / "checkpoint.json").write_text("[]")
     assert main(["translate", str(tmp_path), "abc"]) == 2
     assert "error: checkpoint" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from minigrad.files import TMP_PREFIX
 from models.app import runs
 from models.app.checkpoint import load_checkpoint
 from models.app.cli import main
@@ -60,9 +61,12 @@ KILL_IN_SAVE = textwrap.dedent("""
     import os, signal, sys
     from minigrad import serialization
     from models.app import checkpoint
-    real = checkpoint.save_checkpoint
-    calls = []
-    def half_then_kill(f, **arrays):   # the weights file: half written, then kill -9
+    real, real_savez = checkpoint.save_checkpoint, serialization.np.savez
+    calls, arrays_files = [], []
+    def half_then_kill(f, **arrays):   # the n-th array file of the save: half written, then kill -9
+        arrays_files.append(1)
+        if len(arrays_files) < int(os.environ["KILL_AT"]):
+            return real_savez(f, **arrays)
         f.write(b"PK half an archive")
         os.kill(os.getpid(), signal.SIGKILL)
     def save_checkpoint(*args, **kwargs):
@@ -77,20 +81,27 @@ KILL_IN_SAVE = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_kill_9_during_a_checkpoint_save_then_resume(tmp_path):
+@pytest.mark.parametrize("kill_at", [1, 2], ids=["in the weights", "in the optimizer"])
+def test_kill_9_during_a_checkpoint_save_then_resume(tmp_path, kill_at):
+    """Killed while writing the weights (a temporary file is left) or the optimizer state (the
+    new weights file is left, named only in the journal): resume removes both kinds."""
     out = tmp_path / "run"
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1")
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", KILL_AT=str(kill_at))
     killed = subprocess.run([sys.executable, "-c", KILL_IN_SAVE, "train", *TINY, "--out", str(out)],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
-    assert any(n.startswith(".tmp-") for n in os.listdir(out))   # what kill -9 leaves behind
+    assert any(n.startswith(TMP_PREFIX) for n in os.listdir(out))  # what kill -9 leaves behind
     _, _, _, index = load_checkpoint(out)                        # the last committed one: intact
     assert index["state"]["epoch"] == 2
+    weights = sorted(n for n in os.listdir(out) if n.startswith("weights-"))
+    assert len(weights) == kill_at and index["weights"] in weights  # kill_at 2: one stray
     resumed = subprocess.run([sys.executable, "-m", "models", "train", "--resume", str(out)],
                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr
-    assert "resuming" in resumed.stdout and load_checkpoint(out)[3]["state"]["done"]
-    assert not [n for n in os.listdir(out) if n.startswith(".tmp-") or n == ".lock"]
+    index = load_checkpoint(out)[3]
+    assert "resuming" in resumed.stdout and index["state"]["done"]
+    assert sorted(os.listdir(out)) == sorted(["checkpoint.json", "training.svg", index["weights"],
+                                              index["optimizer"]])
 
 
 def test_a_folder_with_the_users_files_is_refused(tmp_path, capsys):
@@ -100,7 +111,8 @@ def test_a_folder_with_the_users_files_is_refused(tmp_path, capsys):
     (out / "notes.txt").write_text("mine")
     assert main(["train", *TINY, "--epochs", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "holds files a run does not write (notes.txt)" in err.replace("training.svg, ", "")
+    assert ("holds no checkpoint.json this program wrote, so it is not a run folder (notes.txt, "
+            "training.svg)") in err
     assert sorted(os.listdir(out)) == ["notes.txt", "training.svg"]
     assert (out / "training.svg").read_text() == "my own plot"
 

@@ -64,12 +64,18 @@ def test_train_refuses_a_folder_holding_a_checkpoint(tmp_path, capsys):
     assert sorted(after) == sorted(os.listdir(out)) and len(after) == 4  # old arrays removed
 
 
-def test_overwrite_replaces_even_an_unreadable_checkpoint(tmp_path):
+@pytest.mark.parametrize("text", ["{not json", '{"format": "another-tool/2"}'])
+def test_a_checkpoint_json_this_program_did_not_write_is_not_replaced(tmp_path, capsys, text):
+    """Even with --overwrite: a foreign or unreadable checkpoint.json makes no run folder."""
     out = tmp_path / "run"
     out.mkdir()
-    (out / "checkpoint.json").write_text("{not json")
-    assert main(["train", *TINY, "--out", str(out), "--overwrite"]) == 0
-    assert holds_checkpoint(out) and "{not json" not in (out / "checkpoint.json").read_text()
+    (out / "checkpoint.json").write_text(text)
+    (out / "weights-0000001.npz").write_text("theirs")
+    before = digests(out)
+    assert main(["train", *TINY, "--out", str(out), "--overwrite"]) == 2
+    assert "holds no checkpoint index that this program wrote, so it is not a run folder" in \
+        capsys.readouterr().err
+    assert digests(out) == before
 
 
 def test_train_without_out_picks_a_fresh_folder(tmp_path, monkeypatch, capsys):
@@ -174,6 +180,6 @@ def test_train_config_refuses_settings_that_cannot_work(field, value):
 
 def test_cli_errors_for_bad_training_settings(capsys):
     assert main(["train", *TINY, "--n-train", "0"]) == 2  # was a KeyError traceback
-    assert "n_train must be a positive int" in capsys.readouterr().err
+    assert "train: --n-train must be at least 1, got 0" in capsys.readouterr().err
     assert main(["train", *TINY, "--time-limit", "-1"]) == 2
-    assert "--time-limit must be >= 0" in capsys.readouterr().err
+    assert "train: --time-limit must be at least 0, got -1.0" in capsys.readouterr().err

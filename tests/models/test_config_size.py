@@ -1,0 +1,58 @@
+"""A model too large to train is refused from its config, before anything is allocated: the
+estimate bounds the real parameter count of every kind of model, and a config above the cap
+(from the command line or a file anyone wrote) is one line naming what to make smaller."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from models.app.build import build_model
+from models.config import MAX_PARAMETERS, ModelConfig
+
+KINDS = [dict(decoder="bahdanau", score="additive"), dict(decoder="bahdanau", score="concat"),
+         dict(decoder="bahdanau", score="general"), dict(decoder="luong", score="general"),
+         dict(decoder="luong", score="concat", cell="lstm", input_feeding=True),
+         dict(decoder="luong", score="local-p", cell="lstm"), dict(decoder="plain"),
+         dict(decoder="transformer", d_model=24, heads=4, ff=40, layers=2)]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: "-".join(str(v) for v in k.values()))
+@pytest.mark.parametrize("sizes", [(8, 16, 24, 12, 30), (5, 7, 3, 11, 13), (16, 8, 8, 4, 60)])
+def test_the_estimate_bounds_the_real_count(kind, sizes):
+    e, h, s, a, v = sizes
+    config = ModelConfig(src_vocab=v, tgt_vocab=v + 3, embed=e, hidden=h, dec_hidden=s, attn=a,
+                         **kind)
+    real = sum(p.data.size for p in build_model(config, np.random.default_rng(0)).parameters())
+    assert real <= config.estimated_parameters() <= 2 * real
+
+
+@pytest.mark.parametrize("fields, names", [
+    (dict(decoder="transformer", layers=48, d_model=1024, ff=4096, heads=4), "layers, d_model"),
+    (dict(embed=1024, hidden=1024, dec_hidden=1024, attn=1024, src_vocab=10_000,
+          tgt_vocab=10_000), "embed, hidden"),
+])
+def test_a_config_above_the_cap_is_refused_naming_what_to_shrink(fields, names):
+    config = {"src_vocab": 40, "tgt_vocab": 40, **fields}
+    with pytest.raises(ValueError, match=rf"ModelConfig: about [\d,]+ parameters, more than the "
+                                         rf"{MAX_PARAMETERS:,} this program trains; make {names}"):
+        ModelConfig(**config)
+    with pytest.raises(ValueError, match="parameters, more than"):
+        ModelConfig.from_dict(config)                       # a config file anyone wrote
+
+
+def test_the_largest_widths_the_options_allow_still_build_a_config():
+    config = ModelConfig(src_vocab=40, tgt_vocab=40, embed=1024, hidden=1024, dec_hidden=1024,
+                         attn=1024)
+    assert config.estimated_parameters() <= MAX_PARAMETERS
+
+
+def test_the_command_line_refuses_it_in_one_line_before_training(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "models", "train", "--decoder", "transformer", "--layers", "48",
+         "--d-model", "1024", "--ff", "4096", "--out", str(tmp_path / "run")],
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    lines = (result.stdout + result.stderr).strip().splitlines()
+    assert len(lines) == 1 and "parameters, more than the 50,000,000" in lines[0]
+    assert not (tmp_path / "run").exists()
