@@ -67,8 +67,9 @@ def split_gradients(model, src, src_mask, tgt, tgt_mask) -> tuple:
     logits = dec.logits([mg.stack(list(p), axis=1) for p in zip(*steps)])  # (B, T, V)
     n_tokens = int(tgt_mask.sum())
     (masked_cross_entropy(logits, tgt, tgt_mask) * n_tokens).backward()  # Σ_b L_b
-    norm = lambda g: np.sqrt(np.sum(g ** 2, axis=-1))                    # (B, S)
-    return np.stack(weights, axis=1), norm(h_att.grad), norm(h_rec.grad)
+    norm = lambda h: (np.zeros(h.shape[:2]) if h.grad is None             # no path: 0
+                      else np.sqrt(np.sum(h.grad ** 2, axis=-1)))           # (B, S)
+    return np.stack(weights, axis=1), norm(h_att), norm(h_rec)  # a Transformer: no recurrent state
 
 
 def measure(model, src_vocab, tgt_vocab, pairs) -> dict:
@@ -145,7 +146,8 @@ def checks(task: str, m: dict) -> list:
                      "FLAG" if share < GRAD_SHARE else "pass",
                      "of ‖∂L/∂h_j‖ comes through the attention reads" +
                      (" -- almost none: the decoder does not use the attention" if
-                      share < GRAD_SHARE else ", the rest through the recurrent state")))
+                      share < GRAD_SHARE else ", the rest through the recurrent state"
+                      if m["grad_rec"].any() else "; this decoder has no recurrent state")))
     return out
 
 

@@ -56,3 +56,16 @@ def test_the_command_line_refuses_it_in_one_line_before_training(tmp_path):
     lines = (result.stdout + result.stderr).strip().splitlines()
     assert len(lines) == 1 and "parameters, more than the 50,000,000" in lines[0]
     assert not (tmp_path / "run").exists()
+
+
+def test_inspect_reads_a_transformer_run_which_has_no_recurrent_path(tmp_path):
+    """``inspect`` splits ∂L/∂h_j into the attention and the recurrent paths; a Transformer's
+    decoder has no recurrent state, so that path is zero (it used to crash on a None grad)."""
+    run = str(tmp_path / "tr")
+    subprocess.run([sys.executable, "-m", "models", "train", "--decoder", "transformer",
+                    "--time-limit", "0", "--out", run], capture_output=True, timeout=300, check=True)
+    result = subprocess.run([sys.executable, "-m", "models", "inspect", run], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode in (0, 1), result.stderr           # 1: a flagged (untrained) run
+    line = next(x for x in result.stdout.splitlines() if "gradient through attention" in x)
+    assert "100.0%" in line and "this decoder has no recurrent state" in line
