@@ -10,8 +10,6 @@ First derivatives are vector-Jacobian products uᵀJ with a random u; second der
 vᵀ∂(uᵀJ)/∂x, the gradient of the first one's dot product with a random v, computed by
 ``minigrad.grad(..., create_graph=True)`` and ``torch.autograd.grad(..., create_graph=True)``.
 """
-import platform
-import sys
 
 import numpy as np
 import pytest
@@ -20,25 +18,12 @@ import minigrad as mg
 from minigrad import functional as F
 from minigrad.nn_ops import layer_norm
 
-try:
-    import torch
-except ImportError:  # the guard below turns this into a failure or a skip
-    torch = None
-
-EXTRA_HAS_TORCH = sys.version_info[:2] == (3, 11) and platform.machine() == "x86_64"
-INSTALL = "pip install -e '.[test]'"
-TOL = dict(rtol=1e-10, atol=1e-10)
+from torch_parity_guard import TOL, require_torch, torch
 
 
 @pytest.fixture(autouse=True)
 def _torch_present():
-    """No torch: a failure where the test extras install it, a skip (naming it) elsewhere."""
-    if torch is None and EXTRA_HAS_TORCH:
-        pytest.fail(f"torch is not installed but the test extras install it here: {INSTALL}",
-                    pytrace=False)
-    if torch is None:
-        pytest.skip(f"needs torch (not installed; the test extras install it only on Python "
-                    f"3.11 / x86_64: {INSTALL}, or pip install torch)")
+    require_torch()
 
 
 def t64(a, requires_grad=True):

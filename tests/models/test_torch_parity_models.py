@@ -7,8 +7,6 @@ first derivatives (inputs and every parameter) and second derivatives (inputs):
 The same torch guard as ``tests/minigrad/test_torch_parity.py``: a missing torch FAILS where the
 test extras install it (Python 3.11 / x86_64: ``pip install -e '.[test]'``), skips elsewhere.
 """
-import platform
-import sys
 
 import numpy as np
 import pytest
@@ -17,25 +15,12 @@ import minigrad as mg
 from attention import MultiHeadAttention, scaled_dot_product_attention
 from models.recurrent import GRUCell, LSTMCell
 
-try:
-    import torch
-except ImportError:
-    torch = None
-
-EXTRA_HAS_TORCH = sys.version_info[:2] == (3, 11) and platform.machine() == "x86_64"
-INSTALL = "pip install -e '.[test]'"
-TOL = dict(rtol=1e-10, atol=1e-10)
+from torch_parity_guard import TOL, require_torch, torch
 
 
 @pytest.fixture(autouse=True)
 def _torch_present():
-    """No torch: a failure where the test extras install it, a skip (naming it) elsewhere."""
-    if torch is None and EXTRA_HAS_TORCH:
-        pytest.fail(f"torch is not installed but the test extras install it here: {INSTALL}",
-                    pytrace=False)
-    if torch is None:
-        pytest.skip(f"needs torch (not installed; the test extras install it only on Python "
-                    f"3.11 / x86_64: {INSTALL}, or pip install torch)")
+    require_torch()
 
 
 def close(mine, theirs, what: str) -> None:
