@@ -21,7 +21,7 @@ import minigrad.kernels
 from attention.scores import AdditiveScore, ConcatScore
 from attention.shapes import shape_str
 from minigrad.coerce import as_tensor
-from minigrad.kernels import swap
+from minigrad.kernels import swap, tanh_
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
 
@@ -44,7 +44,7 @@ def additive_tanh(q, k, v) -> Tensor:
                          f"q (B, A) or (B, T, A), k (B, S, A) and v (A,), one B and one A")
     three = q.ndim == 3
     u = (q.data[:, :, None, :] + k.data[:, None]) if three else (q.data[:, None, :] + k.data)
-    np.tanh(u, out=u)                                         # (B, [T,] S, A)
+    tanh_(u)                                                  # (B, [T,] S, A)
     A = u.shape[-1]
     e = u @ v.data                                            # (B, [T,] S)
 

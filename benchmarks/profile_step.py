@@ -33,6 +33,7 @@ GROUPS = [  # (path fragment, group), first match wins
     ("/minigrad/functional.py", "functional (linear, cross_entropy) + VJPs"),
     ("/minigrad/optim.py", "Adam, zero_grad"),
     ("/models/fused.py", "fused GRU step + VJP"),
+    ("/models/fused_seq.py", "whole-sequence encoder and decoder ops + VJPs"),
     ("/models/kernels.py", "models kernels (one-hot input tables)"),
     ("/models/", "models (cells, encoder, decoder glue)"),
     ("/attention/", "attention (score, read) + VJPs"),

@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.coerce import as_tensor
+from minigrad.kernels import sigmoid_, tanh_
 from minigrad.ops import sigmoid_array
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
@@ -83,7 +84,7 @@ def reset_after_forward(gi, h, W_hh, b_hh) -> tuple:
     gh += b_hh
     rz, gh_n = gh[:, :2 * H], gh[:, 2 * H:]                    # (B, 2H), (B, H)
     rz += gi[:, :2 * H]                                         # a_r | a_z
-    _sigmoid_(rz)                                               # r | z (B, 2H), over gh's block
+    sigmoid_(rz)                                                # r | z (B, 2H), over gh's block
     a_n = rz[:, :H] * gh_n                                      # (B, H): r ⊙ gh_n
     n, h_new = _candidate_and_blend(a_n, gi, h, rz[:, H:])      # (B, H) each
     return h_new, (h, W_hh, rz, gh_n, n)
@@ -109,7 +110,7 @@ def reset_before_forward(gi, h, W_hh, b_hh) -> tuple:
     rz = h @ W_rz.T                                             # (B, 2H)
     rz += b_hh[:2 * H]
     rz += gi[:, :2 * H]                                         # a_r | a_z
-    _sigmoid_(rz)                                               # r | z (B, 2H)
+    sigmoid_(rz)                                                # r | z (B, 2H)
     rh = rz[:, :H] * h                                          # (B, H): r ⊙ h
     a_n = rh @ W_n.T                                            # (B, H)
     a_n += b_hh[2 * H:]
@@ -136,7 +137,7 @@ def _candidate_and_blend(a_n, gi, h, z) -> tuple:
     """n = tanh(a_n + gi_n) in place in ``a_n``, and h' = n + z ⊙ (h − n)."""
     H = h.shape[1]
     a_n += gi[:, 2 * H:]                                        # a_n (B, H)
-    n = np.tanh(a_n, out=a_n)                                   # n (B, H)
+    n = tanh_(a_n)                                              # n (B, H)
     h_new = h - n                                               # (B, H)
     h_new *= z
     h_new += n                                                  # h' (B, H)
@@ -156,15 +157,6 @@ def _gate_grads(g, h, z, n) -> np.ndarray:
     np.subtract(h, n, out=d_z)
     d_z *= g                                                    # ∂L/∂z = g ⊙ (h − n)
     return d_a
-
-
-def _sigmoid_(a: np.ndarray) -> np.ndarray:
-    """σ(a) = (1 + tanh(a/2)) / 2, in place: never overflows and makes no temporaries."""
-    a *= 0.5
-    np.tanh(a, out=a)
-    a *= 0.5
-    a += 0.5
-    return a
 
 
 # ---- the same backward in plain NumPy, straight from the formulas (the tests' reference) -------

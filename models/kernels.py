@@ -21,6 +21,11 @@ Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G 
   ``one_hot(y) @ tableᵀ`` (B, G), whose gradient is a matmul too (where the core's embedding
   lookup scatters its gradient into E and its concatenation copies). The cell then runs its
   ``step`` on the projected input.
+* Whole sequences as one op (``models/fused_seq.py``): ``FastBiGRUEncoder`` with GRU cells
+  (reset after) runs both directions as ``bigru_sequence``, and ``FastBahdanauDecoder``,
+  teacher-forced with the additive (or concat) tanh score and none of attention's options,
+  runs all T steps as ``bahdanau_sequence``. Otherwise they take the per-step path above.
+  Under ``no_grad`` (decoding) the same decoder's ``step`` is ``bahdanau_step``, plain NumPy.
 """
 from __future__ import annotations
 
@@ -31,12 +36,15 @@ import numpy as np
 import minigrad as mg
 from minigrad import functional as F
 from minigrad.kernels import fused_gelu, swap, use_core as _use_core
+from minigrad.modes import mode
 
 from attention.kernels import KERNELS as _BELOW
+from attention.scores import AdditiveScore, ConcatScore
 from models.checks import check_source
 from models.decoders import BahdanauDecoder, PlainDecoder
-from models.encoder import BiGRUEncoder, annotate
+from models.encoder import BiGRUEncoder, Encoded, annotate
 from models.fused import gru_step
+from models.fused_seq import bahdanau_sequence, bahdanau_step, bigru_sequence
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
 from models.transformer_layers import FeedForward
@@ -78,11 +86,20 @@ def embedded_input(ctx, y_prev) -> mg.Tensor:
 
 
 class FastBiGRUEncoder(BiGRUEncoder):
-    """``BiGRUEncoder`` with each direction's input projection read from a one-hot table."""
+    """``BiGRUEncoder`` as one op (``bigru_sequence``) for GRU cells resetting after; else one
+    node per step, each direction's input projection read from a one-hot table."""
 
     def forward(self, src, mask=None, rng=None):
+        src, mask = check_source(src, mask, self.embedding.weight.shape[0])
+        if whole_sequence(self.forward_cell) and whole_sequence(self.backward_cell):
+            annotations = bigru_sequence(src, mask, self.embedding.weight, self.forward_cell,
+                                         self.backward_cell)              # (B, S, 2H)
+            return encoded(annotations, mask, self.hidden_size)
+        return self.per_step(src, mask)
+
+    def per_step(self, src, mask) -> Encoded:
+        """The encoder one step (one ``cell.step`` node) at a time, from checked ids and mask."""
         V, dtype = self.embedding.weight.shape[0], self.embedding.weight.dtype
-        src, mask = check_source(src, mask, V)
         onehot = one_hot(src.T, V, dtype)  # (S, B, V), time first: onehot[j] is contiguous
         S = src.shape[1]
         fwd = self.run(self.forward_cell, onehot, mask, range(S))               # S × (B, H)
@@ -99,6 +116,34 @@ class FastBiGRUEncoder(BiGRUEncoder):
             h = new if real.all() else mg.where(real[:, None], new, h)     # held at padding
             states[j] = h
         return states
+
+
+def whole_sequence(cell) -> bool:
+    """Can ``models/fused_seq.py`` run ``cell`` over a whole sequence? (a GRU, reset after)"""
+    return isinstance(cell, GRUCell) and cell.reset_after
+
+
+def encoded(annotations, mask, H: int) -> Encoded:
+    """``Encoded`` from annotations (B, S, 2H): the final [→h_{S_b} ; ←h_1] are annotations
+    too (→h is held over the padding, so →h_{S_b} is the one at position S_b − 1)."""
+    last = mask.sum(axis=1) - 1                                           # (B,)
+    final = mg.concatenate([annotations[np.arange(len(last)), last, :H],
+                            annotations[:, 0, H:]], axis=1)               # (B, 2H)
+    return Encoded(annotations, mask, final)
+
+
+def query_weight(attention):
+    """W_q (A, H) of an additive or concat tanh score when ``attention`` uses none of its
+    options, else None: what ``bahdanau_sequence`` and ``bahdanau_step`` compute."""
+    score = attention.score
+    if (attention.temperature != 1.0 or attention.window is not None
+            or (attention.dropout > 0 and attention.training)):
+        return None
+    if isinstance(score, AdditiveScore) and score.activation == "tanh":
+        return score.W_q                                                  # (A, H)
+    if isinstance(score, ConcatScore):
+        return score.W[:, :score.query_dim]                               # (A, H)
+    return None
 
 
 class FastPlainContext(NamedTuple):
@@ -132,7 +177,19 @@ class FastAttentionContext(NamedTuple):
 
 
 class FastBahdanauDecoder(BahdanauDecoder):
-    """``BahdanauDecoder`` whose GRU input is table[y_{t−1}] + W_ih^c c_t."""
+    """``BahdanauDecoder`` teacher-forced as one op (``bahdanau_sequence``) and decoding with
+    ``bahdanau_step`` where they apply; else per step, the GRU input table[y_{t−1}] + W_ih^c c_t."""
+
+    def forward(self, encoded, tgt_in, teacher_forcing: float = 1.0, rng=None) -> tuple:
+        W_q = query_weight(self.attention)
+        if W_q is None or teacher_forcing < 1 or not whole_sequence(self.cell):
+            return super().forward(encoded, tgt_in, teacher_forcing, rng)
+        (s0,), ctx = BahdanauDecoder.start(self, encoded, rng)           # s_0 (B, H), keys
+        features, alpha = bahdanau_sequence(ctx.keys, ctx.projected, s0, ctx.mask, tgt_in, W_q,
+                                            self.attention.score.v, self.embedding.weight,
+                                            self.cell)                   # (B, T, H + K), (B, T, S)
+        B, T, F_ = features.shape                                        # one 2-D product, not B
+        return self.logits((features.reshape(B * T, F_),)).reshape(B, T, -1), alpha  # (B, T, V)
 
     def start(self, encoded, rng=None) -> tuple:
         state, ctx = super().start(encoded, rng)
@@ -140,6 +197,15 @@ class FastBahdanauDecoder(BahdanauDecoder):
 
     def step(self, y_prev, state, ctx: FastAttentionContext, t):
         (s,) = state                                                     # s_{t−1} (B, H)
+        W_q = query_weight(self.attention)
+        if not mode.grad_enabled and W_q is not None and whole_sequence(self.cell):  # decoding
+            v, cell = self.attention.score.v, self.cell
+            s, c, alpha = bahdanau_step(y_prev, s.data, ctx.keys.data, ctx.projected.data,
+                                        ctx.mask, W_q.data, v.data, ctx.table.data,
+                                        ctx.W_rest.data, cell.weight_hh.data,
+                                        cell.bias_hh.data)               # (B, H), (B, K), (B, S)
+            s = mg.Tensor(s)
+            return (s,), (s, mg.Tensor(c)), mg.Tensor(alpha)
         c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
                                   position=t, rng=ctx.rng)               # (B, K), (B, S)
         gi = embedded_input(ctx, y_prev) + F.linear(c, ctx.W_rest)       # (B, 3H)

@@ -55,10 +55,14 @@ class GRUCell(Module):
     def step(self, gi, h) -> mg.Tensor:
         """h' from the projected input gi (B, 3H), blocks r | z | n, and h (B, H)."""
         H, W, b = self.hidden_size, self.weight_hh, self.bias_hh
-        rz = mg.sigmoid(gi[:, :2 * H] + F.linear(h, W[:2 * H], b[:2 * H]))  # (B, 2H): r | z
-        r, z = rz[:, :H], rz[:, H:]                                          # (B, H) each
         if self.reset_after:
-            n = mg.tanh(gi[:, 2 * H:] + r * F.linear(h, W[2 * H:], b[2 * H:]))  # (B, H)
+            gh = F.linear(h, W, b)                                   # (B, 3H) = W_hh h + b_hh
+        else:  # r acts on h before W_hn: only the rows of r and z here
+            gh = F.linear(h, W[:2 * H], b[:2 * H])                   # (B, 2H)
+        rz = mg.sigmoid(gi[:, :2 * H] + gh[:, :2 * H])               # (B, 2H): r | z
+        r, z = rz[:, :H], rz[:, H:]                                  # (B, H) each
+        if self.reset_after:
+            n = mg.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])           # (B, H)
         else:
             n = mg.tanh(gi[:, 2 * H:] + F.linear(r * h, W[2 * H:], b[2 * H:]))  # (B, H)
         return n + z * (h - n)                           # h' (B, H) = (1 − z) ⊙ n + z ⊙ h

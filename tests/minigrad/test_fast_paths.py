@@ -78,3 +78,25 @@ def test_gradient_arriving_many_times_accumulates_without_touching_the_vjps_arra
     np.testing.assert_array_equal(seed, np.ones(3))
     x.grad[0] = 99.0                                  # the leaf owns its .grad
     assert y.data[0] == 0.0
+
+
+# ---- the kernels' in-place tanh and σ (minigrad/kernels.py) -----------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_kernel_tanh_and_sigmoid_equal_numpys_everywhere_without_warnings(dtype):
+    """float64's tanh from exp is within 2⁻⁵¹ of np.tanh from 0 to far past overflow of e^2x,
+    keeps the sign (and −0.0), and σ = (1 + tanh(a/2)) / 2 equals the stable sigmoid."""
+    from minigrad.kernels import sigmoid_, tanh_
+    from minigrad.ops import sigmoid_array
+    x = np.concatenate([np.linspace(-30, 30, 2001), [0.0, -0.0, 1e-300, -1e-12, 19.9, 20.1, 400, -800, 3e38],
+                        np.random.default_rng(0).standard_normal(500)]).astype(dtype)
+    tol = 2 ** -51 if dtype == np.float64 else 2 ** -23
+    with np.errstate(all="raise"):
+        t, s = tanh_(x.copy()), sigmoid_(x.copy())
+    assert t.dtype == s.dtype == dtype
+    np.testing.assert_allclose(t, np.tanh(x), rtol=0, atol=tol)
+    np.testing.assert_array_equal(np.signbit(t), np.signbit(np.tanh(x)))
+    np.testing.assert_allclose(s, sigmoid_array(x), rtol=0, atol=tol)
+    view = np.stack([x, x])[:, ::3]                                  # a strided view, in place
+    tanh_(view)
+    np.testing.assert_allclose(view, np.tanh(np.stack([x, x])[:, ::3]), rtol=0, atol=tol)

@@ -217,3 +217,92 @@ def test_the_kernels_keep_float32():
     loss = loss_and_grads(model, model_and_batch({})[1])
     assert loss[0].dtype == np.float32
     assert {g.dtype for g in loss[1:]} == {np.dtype(np.float32)}
+
+
+# ---- whole sequences as one op (models/fused_seq.py) ---------------------------------------
+
+def ops_in_graph(root) -> dict:
+    """{op name: count} of every node reachable from ``root`` (before backward frees it)."""
+    from minigrad.engine import topological_order
+    counts = {}
+    for node in topological_order([root]):
+        counts[node._op] = counts.get(node._op, 0) + 1
+    return counts
+
+
+# sizes all different, so a transposed weight or a swapped axis cannot fit by accident
+DISTINCT = dict(src_vocab=11, tgt_vocab=10, embed=4, hidden=5, dec_hidden=6, attn=7)
+
+
+@pytest.mark.parametrize("overrides", [dict(DISTINCT), dict(DISTINCT, score="concat"),
+                                       dict(DISTINCT, dtype="float32"), {}],
+                         ids=["additive", "concat", "float32", "tiny"])
+def test_the_whole_sequence_ops_equal_the_core_model(overrides):
+    """The encoder and the teacher-forced Bahdanau decoder each run as one node, and the loss,
+    every parameter's gradient and the alignment equal the core model's (1e-12 in float64)."""
+    rng = np.random.default_rng(5)
+    src, src_mask = random_batch(rng, [6, 2, 4, 5], overrides.get("src_vocab", 9))
+    tgt, tgt_mask = random_batch(rng, [3, 5, 1, 4], overrides.get("tgt_vocab", 8))
+    data = (src, src_mask, tgt, tgt_mask)
+    model = tiny_model(**overrides)
+    want = loss_and_grads(model, data)
+    alpha_core = model.forward(src, tgt, src_mask)[1]
+    use_kernels(model)
+    ops = ops_in_graph(model.loss(src, tgt, src_mask, tgt_mask))
+    assert ops.get("bigru_sequence") == 1 and ops.get("bahdanau_sequence") == 1
+    assert "gru_step" not in ops and "additive_tanh" not in ops      # no per-step nodes left
+    got = loss_and_grads(model, data)
+    tol = TOL if model.config.dtype == "float64" else dict(rtol=2e-4, atol=2e-5)
+    for i, (a, b) in enumerate(zip(got, want)):
+        np.testing.assert_allclose(a, b, **tol, err_msg=f"loss/gradient {i}")
+    np.testing.assert_allclose(model.forward(src, tgt, src_mask)[1], alpha_core, **tol)
+
+
+@pytest.mark.parametrize("overrides, kwargs", [
+    (dict(temperature=2.0), {}), (dict(truncate=1), {}), (dict(reset_after=False), {}),
+    (dict(score="general"), {}), ({}, dict(teacher_forcing=0.5))],
+    ids=["temperature", "window", "reset-before", "general-score", "teacher-forcing"])
+def test_what_the_sequence_op_does_not_compute_takes_the_per_step_path(overrides, kwargs):
+    """Options the one-op decoder does not have fall back to the per-step kernels, still equal
+    to the core model."""
+    rng = np.random.default_rng(2)
+    src, src_mask = random_batch(rng, [5, 3], 9)
+    tgt, tgt_mask = random_batch(rng, [4, 2], 8)
+    losses = []
+    for kernels in (False, True):
+        model = tiny_model(**overrides)
+        if kernels:
+            use_kernels(model)
+        loss = model.loss(src, tgt, src_mask, tgt_mask, rng=np.random.default_rng(0), **kwargs)
+        if kernels:
+            assert "bahdanau_sequence" not in ops_in_graph(loss)
+        loss.backward()
+        losses.append([loss.data] + [p.grad for p in model.parameters()])
+    assert_all_close(*losses)
+
+
+def test_attention_dropout_in_training_takes_the_per_step_path_and_in_eval_the_sequence_op():
+    model = use_kernels(tiny_model(dropout=0.5))
+    rng = np.random.default_rng(4)
+    src, src_mask = random_batch(rng, [5, 3], 9)
+    tgt, tgt_mask = random_batch(rng, [4, 2], 8)
+    loss = model.loss(src, tgt, src_mask, tgt_mask, rng=np.random.default_rng(0))
+    assert "bahdanau_sequence" not in ops_in_graph(loss)
+    model.eval()
+    assert "bahdanau_sequence" in ops_in_graph(model.loss(src, tgt, src_mask, tgt_mask))
+
+
+def test_the_sequence_ops_refuse_create_graph_naming_the_core_model():
+    model = use_kernels(tiny_model())
+    src, src_mask, tgt, tgt_mask = model_and_batch({})[1]
+    loss = model.loss(src, tgt, src_mask, tgt_mask)
+    with pytest.raises(RuntimeError, match=r"'bahdanau_sequence'.*the core model"):
+        mg.grad(loss, model.parameters(), create_graph=True)
+
+
+def test_the_sequence_decoder_names_an_out_of_range_input_id():
+    model = use_kernels(tiny_model())
+    src, src_mask, tgt, _ = model_and_batch({})[1]
+    encoded = model.encoder(src, src_mask)
+    with pytest.raises(ValueError, match=r"decoder inputs: token id 8 is out of range for a vocabulary of 8"):
+        model.decoder(encoded, np.full_like(tgt, 8))

@@ -1,0 +1,392 @@
+"""The reference step against every other way of computing it, as one table (issue 24).
+
+    python -m benchmarks.table                     # print the table (about 10 minutes)
+    python -m benchmarks.table --write             # and put it into benchmarks/README.md
+    python -m benchmarks.table --runs 1 --rounds 3 --skip "torch.compile,MyGrad"  # a quick look
+
+Rows: minigrad's core model (``reference_model(kernels=False)``), its kernels path (what the
+CLI runs, ``models/kernels.py``) and, for before/after, that path one node per step as it was
+before issue 24 (``per_step``), the floor (``benchmarks/floor.py``: the step by hand in plain
+NumPy), PyTorch eager (``benchmarks/torch_reference.py``), ``torch.compile`` of the same
+module, HIPS autograd and MyGrad (``floor.loss_fn`` differentiated by each, with the floor's
+Adam); a library that is not installed, or a compile that fails, gets a row saying so.
+Compiling takes minutes, so ``torch.compile`` is measured in the first one-thread run only. Then
+greedy and beam decoding (k = 4) of the reference model, kernels against PyTorch eager: a
+batch of 64 and one sentence. All start from the same weights; before timing, every training
+row's first loss is checked against the core's (1e-4 in float32, 1e-9 in float64).
+
+Method. Each (threads, run) is a fresh subprocess with ``OPENBLAS/OMP/MKL_NUM_THREADS`` set
+before NumPy is imported (and ``threadpoolctl`` and ``torch.set_num_threads`` if present), glibc
+told to keep freed memory (``minigrad/runtime/malloc.py``, as ``python -m models`` does). In it
+the candidates run interleaved, one call each per round; one thread is timed in process CPU
+time (``time.process_time``: another process's load does not count), all threads in wall-clock
+time. A ratio is the median over rounds of the per-round ratio, so a burst of load hits both
+sides; the table gives its range over the runs. The limits are recomputed in every run: the
+step's matmul FLOPs (counted from the shapes), the rate NumPy's BLAS reaches on the step's own
+matmul shapes, and the time those matmuls alone would take at that rate.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = pathlib.Path(__file__).resolve().parent
+START, END = "<!-- benchmarks.table: start -->", "<!-- benchmarks.table: end -->"
+TRAIN = ("core", "kernels, per step", "kernels", "floor", "torch eager", "torch.compile", "HIPS autograd", "MyGrad")
+SLOW = ("HIPS autograd", "MyGrad")   # seconds per step: measured in the first 3 rounds only
+LIMITS = {"kernels ÷ floor": 0.95, "kernels ÷ torch eager": 0.85, "core ÷ floor": 1.5,
+          "decoding ÷ torch eager": 0.8}
+
+
+# ---- in the subprocess ----------------------------------------------------------------------
+
+def machine() -> dict:
+    """CPU model, cores, Python, NumPy and the BLAS that NumPy runs (threadpoolctl's view)."""
+    import numpy as np
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), platform.processor()) \
+        if os.path.exists("/proc/cpuinfo") else platform.processor()
+    info = {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "blas": "threadpoolctl not installed"}
+    try:
+        from threadpoolctl import threadpool_info
+        blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+        info["blas"] = "; ".join(f"{i.get('internal_api')} {i.get('version')} "
+                                 f"({i.get('architecture')} kernels, {i.get('num_threads')} threads)"
+                                 for i in blas) or "none found"
+    except ImportError:
+        pass
+    return info
+
+
+def step_flops() -> dict:
+    """Matmul FLOPs of one reference step (forward; backward is twice that) by the shapes they
+    run on: (m, k, n) -> calls, for the rate measurement."""
+    from benchmarks import reference as r
+    B, S, T, E, H, A, V = r.BATCH, r.SRC_LEN, r.TGT_LEN, r.EMBED, r.HIDDEN, r.ATTN, r.VOCAB
+    K, Hd = 2 * H, r.DEC_HIDDEN
+    return {(B * S, E, 3 * H): 2, (B, H, 3 * H): 2 * S,                   # encoder
+            (B * S, K, A): 1, (B, Hd, A): T, (B * S, A, 1): T, (B * S, K, 1): T,  # attention
+            (B, E + K, 3 * Hd): T, (B, Hd, 3 * Hd): T, (B * T, Hd + K, V): 1}   # decoder
+
+
+def matmul_rate(dtype: str, shapes: dict) -> tuple:
+    """(GFLOP/s over the step's matmul shapes, ms those matmuls take for a step: forward and
+    backward, 3× the forward's), measured with NumPy here."""
+    import numpy as np
+    rng, total_flops, total_s = np.random.default_rng(0), 0.0, 0.0
+    for (m, k, n), calls in shapes.items():
+        a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+        reps = max(3, int(2e7 / (2 * m * k * n)))
+        best = min(timed(lambda: [a @ b for _ in range(reps)]) for _ in range(5)) / reps
+        total_flops += 3 * 2 * m * k * n * calls
+        total_s += 3 * best * calls
+    return total_flops / total_s / 1e9, 1e3 * total_s, total_flops
+
+
+def timed(fn, clock=time.perf_counter) -> float:
+    t = clock()
+    fn()
+    return clock() - t
+
+
+def candidates(dtype: str, skip: set) -> tuple:
+    """({name: step function or a str saying why not}, {name: decode function or str})."""
+    from benchmarks import floor, reference as r
+    steps = {"core": r.build(dtype, model=r.reference_model(dtype, kernels=False)),
+             "kernels, per step": r.build(dtype, model=per_step(r.reference_model(dtype))),
+             "kernels": r.build(dtype), "floor": floor.build(dtype)}
+    try:
+        import torch
+        steps["torch eager"] = r.build_torch_all(dtype)["step"]
+        try:
+            steps["torch.compile"] = "skipped" if "torch.compile" in skip else compiled_step(dtype)
+        except Exception as e:  # noqa: BLE001 -- the row says why
+            steps["torch.compile"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:80]}"
+    except ImportError:
+        steps["torch eager"] = steps["torch.compile"] = "not installed"
+    for name, module in (("HIPS autograd", "autograd"), ("MyGrad", "mygrad")):
+        steps[name] = "skipped" if name in skip else library_step(module, dtype)
+    decode = {}
+    mg, batch = r.reference_model(dtype), r.reference_batch(0)
+    one = (batch[0][:1], batch[1][:1])
+    decode["greedy, batch 64"] = (lambda: mg.greedy(batch[0], r.TGT_LEN, batch[1]))
+    decode["greedy, 1 sentence"] = (lambda: mg.greedy(one[0], r.TGT_LEN, one[1]))
+    decode["beam 4, batch 64"] = (lambda: mg.beam(batch[0], r.BEAM, 0.6, r.TGT_LEN, batch[1]))
+    decode["beam 4, 1 sentence"] = (lambda: mg.beam(one[0], r.BEAM, 0.6, r.TGT_LEN, one[1]))
+    if "torch eager" in steps and not isinstance(steps["torch eager"], str):
+        t = torch_decoders(dtype)
+        decode = {k: (f, t[k]) for k, f in decode.items()}
+    return steps, decode
+
+
+def per_step(model):
+    """The kernels path before issue 24: encoder and decoder one node per step (the fused GRU
+    step, the fused score, the one-hot tables), as ``models/kernels.py`` still runs them for what
+    the whole-sequence ops do not compute."""
+    from models.decoders import Decoder
+    from models.kernels import FastBahdanauDecoder, FastBiGRUEncoder
+
+    class PerStepEncoder(FastBiGRUEncoder):
+        def forward(self, src, mask=None, rng=None):
+            return self.per_step(*check_source(src, mask, self.embedding.weight.shape[0]))
+
+    class PerStepDecoder(FastBahdanauDecoder):
+        forward = Decoder.forward                                         # the loop over step()
+
+    from models.checks import check_source
+    model.encoder.__class__, model.decoder.__class__ = PerStepEncoder, PerStepDecoder
+    return model
+
+
+def compiled_step(dtype: str):
+    """PyTorch's step with the module under ``torch.compile`` (compiled here, on first call)."""
+    import torch
+    from benchmarks import reference as r
+    from benchmarks.torch_reference import TorchBahdanau
+    tdtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
+    model = TorchBahdanau(r.VOCAB, r.EMBED, r.HIDDEN, r.DEC_HIDDEN, r.ATTN, dtype=tdtype)
+    model.load_minigrad(r.reference_model(dtype).state_dict())
+    src, src_mask, tgt, _ = (torch.from_numpy(a) for a in r.reference_batch(0))
+    lengths, opt = src_mask.sum(1), torch.optim.Adam(model.parameters(), lr=r.LR)
+    fn, loss_fn = torch.compile(model), torch.nn.CrossEntropyLoss()
+
+    def loss() -> "torch.Tensor":
+        return loss_fn(fn(src, lengths, tgt).reshape(-1, r.VOCAB), tgt.reshape(-1))
+
+    def step() -> float:
+        opt.zero_grad()
+        value = loss()
+        value.backward()
+        opt.step()
+        return value.item()
+    loss().backward()  # compile forward and backward now (no update: step 1 stays step 1)
+    opt.zero_grad()
+    return step
+
+
+def library_step(module: str, dtype: str):
+    """``floor.loss_fn`` differentiated by HIPS autograd or MyGrad, then the floor's Adam."""
+    try:
+        lib = __import__(module)
+    except ImportError:
+        return "not installed"
+    from benchmarks import floor, reference as r
+    params, batch = floor.params_of(r.reference_model(dtype)), r.reference_batch(0)
+    opt = floor.Adam(params)
+    if module == "autograd":
+        import autograd.numpy as anp
+        value_and_grad = lib.value_and_grad(lambda p: floor.loss_fn(p, batch, anp))
+
+        def step() -> float:
+            loss, grads = value_and_grad(params)
+            opt.step(grads)
+            return float(loss)
+        return step
+
+    def step() -> float:
+        tensors = {k: lib.tensor(v) for k, v in params.items()}
+        loss = floor.loss_fn(tensors, batch, lib)
+        loss.backward()
+        opt.step({k: t.grad for k, t in tensors.items()})
+        return float(loss.item())
+    return step
+
+
+def torch_decoders(dtype: str) -> dict:
+    import torch
+    from benchmarks import reference as r
+    from benchmarks.torch_reference import TorchBahdanau
+    tdtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
+    model = TorchBahdanau(r.VOCAB, r.EMBED, r.HIDDEN, r.DEC_HIDDEN, r.ATTN, dtype=tdtype)
+    model.load_minigrad(r.reference_model(dtype).state_dict())
+    src, src_mask, _, _ = (torch.from_numpy(a) for a in r.reference_batch(0))
+    n, n1 = src_mask.sum(1), src_mask[:1].sum(1)
+    return {"greedy, batch 64": lambda: model.greedy(src, n, r.TGT_LEN),
+            "greedy, 1 sentence": lambda: model.greedy(src[:1], n1, r.TGT_LEN),
+            "beam 4, batch 64": lambda: model.beam(src, n, r.BEAM, 0.6, r.TGT_LEN),
+            "beam 4, 1 sentence": lambda: model.beam(src[:1], n1, r.BEAM, 0.6, r.TGT_LEN)}
+
+
+def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -> dict:
+    """One run: every candidate of both dtypes interleaved; returns what the parent tabulates."""
+    import numpy as np
+    from minigrad.runtime import malloc
+    malloc.keep_freed_memory()
+    try:
+        import torch
+        torch.set_num_threads(threads)
+    except ImportError:
+        pass
+    clock = time.process_time if threads == 1 else time.perf_counter
+    out = {"machine": machine(), "load": os.getloadavg()[0], "threads": threads, "dtypes": dtypes}
+    for dtype in dtypes:
+        steps, decode = candidates(dtype, skip)
+        tol = 1e-4 if dtype == "float32" else 1e-9
+        live = {k: f for k, f in steps.items() if not isinstance(f, str)}
+        first = {k: f() for k, f in live.items()}
+        for k, loss in first.items():
+            if abs(loss - first["core"]) > tol * max(1.0, abs(first["core"])):
+                raise AssertionError(f"{dtype}: {k}'s first loss {loss!r} != core's {first['core']!r}")
+        times = {k: [] for k in live}
+        for i in range(rounds):
+            for k, f in live.items():
+                if k in SLOW and i >= 3:
+                    continue
+                times[k].append(timed(f, clock))
+        dec = {}
+        for k, pair in decode.items():
+            if callable(pair):
+                continue
+            for f in pair:
+                f()
+            ts = [[], []]
+            for _ in range(rounds):
+                for j, f in enumerate(pair):
+                    ts[j].append(timed(f, clock))
+            dec[k] = [1e3 * statistics.median(ts[0]), 1e3 * statistics.median(ts[1]),
+                      statistics.median(a / b for a, b in zip(*ts))]
+        rate, matmul_ms, flops = matmul_rate(dtype, step_flops())
+        ms = {k: 1e3 * statistics.median(v) for k, v in times.items()}
+        ratio = {}
+        for k in live:
+            for base in ("floor", "torch eager", "torch.compile"):
+                if base in times and k != base:
+                    n = min(len(times[k]), len(times[base]))
+                    ratio[f"{k} ÷ {base}"] = statistics.median(
+                        a / b for a, b in zip(times[k][:n], times[base][:n]))
+        out[dtype] = {"ms": ms, "ratio": ratio, "why": {k: f for k, f in steps.items()
+                                                         if isinstance(f, str)},
+                      "decode": dec, "gflops": rate, "matmul_ms": matmul_ms, "flops": flops}
+    out["load_after"] = os.getloadavg()[0]
+    return out
+
+
+# ---- the parent: runs, then the table -------------------------------------------------------
+
+def run_child(threads: int, rounds: int, skip: str, dtypes: str) -> dict:
+    env = dict(os.environ)
+    n = str(threads)
+    env.update(OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n, MKL_NUM_THREADS=n)
+    cmd = [sys.executable, "-m", "benchmarks.table", "--child", "--threads", n,
+           "--rounds", str(rounds), "--skip", skip, "--dtypes", dtypes]
+    done = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def span(values: list, fmt: str = "{:.2f}") -> str:
+    if not values:
+        return "-"
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}–{fmt.format(hi)}"
+
+
+def table(runs: dict) -> str:
+    """Markdown: the training rows, the limits, decoding, the machine."""
+    all_runs = [r for rs in runs.values() for r in rs]
+    m, dts = all_runs[0]["machine"], all_runs[0]["dtypes"]
+    lines = [f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}; "
+             f"BLAS: {m['blas']} (one-thread run). Load average "
+             f"{span([r['load'] for r in all_runs], '{:.1f}')} before, "
+             f"{span([r['load_after'] for r in all_runs], '{:.1f}')} after. "
+             f"{len(runs.get(1, []))} run(s) per thread setting; ranges are over the runs.", ""]
+    bases = ("floor", "torch eager", "torch.compile")
+    for threads, rs in sorted(runs.items()):
+        label = "one thread, CPU time" if threads == 1 else f"{threads} threads, wall clock"
+        lines += [f"**Training step, {label}** (ms: median of the first run; ratios: range over "
+                  f"the runs' medians of per-round ratios)", "",
+                  "| system | " + " | ".join(f"{dt} ms | ÷ floor | ÷ torch eager | ÷ torch.compile"
+                                            for dt in dts) + " |",
+                  "|---|" + "---|" * (4 * len(dts))]
+        for name in TRAIN:
+            cells = [name]
+            for dt in dts:
+                d = rs[0][dt]
+                if name not in d["ms"]:
+                    cells += [d["why"].get(name, "-"), "", "", ""]
+                    continue
+                cells.append(f"{d['ms'][name]:.1f}")
+                cells += [span([r[dt]["ratio"][f"{name} ÷ {b}"] for r in rs
+                                if f"{name} ÷ {b}" in r[dt]["ratio"]]) for b in bases]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    one = runs.get(1, [])
+    if not one:
+        return "\n".join(lines) + "\n"
+    lines += ["**The limits, recomputed** (one thread)", "",
+              "| | " + " | ".join(dts) + " |", "|---|" + "---|" * len(dts)]
+    for what, key, scale in (("matmul GFLOP (forward + backward) per step", "flops", 1e-9),
+                             ("NumPy's matmul rate on the step's shapes, GFLOP/s", "gflops", 1),
+                             ("those matmuls alone, ms per step", "matmul_ms", 1)):
+        lines.append(f"| {what} | " + " | ".join(
+            span([scale * r[dt][key] for r in one]) for dt in dts) + " |")
+    for what, limit in LIMITS.items():
+        decoding = what.startswith("decoding")
+        cells = []
+        for dt in dts:
+            v = ([d[2] for r in one for d in r[dt]["decode"].values()] if decoding else
+                 [r[dt]["ratio"][what] for r in one if what in r[dt]["ratio"]])
+            cells.append(f"{max(v):.2f} " + ("met" if max(v) <= limit else "**not met**") if v else "-")
+        lines.append(f"| {what} ≤ {limit} (worst run{', worst workload' if decoding else ''}) | "
+                     + " | ".join(cells) + " |")
+    lines += ["", "**Decoding, kernels path vs PyTorch eager** (one thread; ms: median of the first "
+              "run; ratio minigrad ÷ torch: range over runs)", "",
+              "| workload | " + " | ".join(f"{dt} minigrad | torch | ratio" for dt in dts) + " |",
+              "|---|" + "---|" * (3 * len(dts))]
+    for k in one[0][dts[0]]["decode"]:
+        cells = [k]
+        for dt in dts:
+            d = one[0][dt]["decode"][k]
+            cells += [f"{d[0]:.1f}", f"{d[1]:.1f}", span([r[dt]["decode"][k][2] for r in one])]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write(text: str, path: pathlib.Path = HERE / "README.md") -> None:
+    """Replace what lies between the markers in benchmarks/README.md (nothing else)."""
+    doc = path.read_text(encoding="utf-8")
+    if START not in doc or END not in doc:
+        raise SystemExit(f"{path}: markers {START} / {END} not found; nothing written")
+    head, rest = doc.split(START, 1)
+    path.write_text(head + START + "\n" + text + END + rest.split(END, 1)[1], encoding="utf-8")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.table", description=__doc__.split("\n")[0])
+    p.add_argument("--write", action="store_true", help="write the table into benchmarks/README.md")
+    p.add_argument("--runs", type=int, default=3, help="fresh processes per thread setting (3)")
+    p.add_argument("--rounds", type=int, default=9, help="interleaved rounds per run (9)")
+    p.add_argument("--threads", type=int, nargs="*", default=None,
+                   help="thread settings (default: 1 and all cores)")
+    p.add_argument("--dtypes", default="float32,float64", help="comma-separated (both)")
+    p.add_argument("--skip", default="", help="comma-separated rows not to run (e.g. MyGrad)")
+    p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.child:
+        print(json.dumps(child(a.threads[0], a.rounds, set(a.skip.split(",")),
+                               tuple(a.dtypes.split(",")))))
+        return
+    settings = a.threads or sorted({1, os.cpu_count() or 1})
+    runs = {n: [] for n in settings}
+    for i in range(a.runs):
+        for n in settings:
+            print(f"run {i + 1}/{a.runs}, {n} thread(s) ...", file=sys.stderr, flush=True)
+            skip = a.skip if i == 0 and n == 1 else a.skip + ",torch.compile"  # compiling: minutes
+            runs[n].append(run_child(n, a.rounds, skip, a.dtypes))
+    text = table(runs)
+    print(text)
+    if a.write:
+        write(text)
+
+
+if __name__ == "__main__":
+    main()

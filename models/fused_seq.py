@@ -1,0 +1,250 @@
+"""Whole sequences as one graph node: the bidirectional GRU encoder, and Bahdanau's decoder with
+the additive score, each run over time in NumPy with the backward over time written out.
+
+Shape letters: B batch, S source length, T target length, V vocabulary, E embedding, H hidden
+(per direction in the encoder), G = 3H the gate width, K annotation width, A attention width.
+
+Same numbers as the core (``models.encoder``, ``models.decoders``, ``attention``), one step at a
+time: the GRU of ``models/fused.py`` (reset after, PyTorch's form), the additive score of
+``attention.kernels.additive_tanh`` and the read of ``attention/read.py``; the tests hold both
+ops to the core model to 1e-12 in float64 (``tests/models/test_model_kernels.py``). What is
+new is *where* the work goes (measured in ``benchmarks/README.md``):
+
+* **Feature-major states.** A state is kept as hᵀ (H, B), so gh = W_hh hᵀ (G, B) and its gate
+  blocks r | z | n are row blocks: each an ordinary contiguous array. On the column blocks of a
+  (B, G) array NumPy's elementwise loops run 3–4× slower.
+* **Over time at once**, whatever does not depend on the recurrence: the input projections
+  (one product for all S or T steps), and in the backward the gradients of the weights that
+  every step uses, ∂L/∂W = Σ_t δ_t x_tᵀ, as one product over all steps (``over_time``), and
+  the read's ∂L/∂h_j = Σ_t α_tj g_t as one batched product (B, S, T) @ (B, T, K).
+* **Both encoder directions in one loop**, stacked (2, H, B): half the NumPy calls per step.
+* **One node, one backward**: no graph bookkeeping and no checks per step (the ids and masks
+  are checked at the model's entry). First order only.
+* **tanh from exp in float64** (``minigrad.kernels.tanh_``): tanh over (B, S, A) per step is
+  this model's widest work, and NumPy's float64 tanh ran 2–4× slower than ``tanh_`` here.
+
+``bahdanau_step`` is one decoder step without a graph, for decoding under ``no_grad``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from minigrad.kernels import sigmoid_, tanh_
+from minigrad.tensor import Tensor
+from minigrad.xp import once_differentiable
+from models.checks import check_ids
+from models.fused import reset_after_forward
+
+CORE = "the core model (models.kernels.use_core)"
+
+
+def over_time(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ_t a_t b_tᵀ for a (T, M, B) and b (T, N, B): one (M, T·B) @ (T·B, N) product."""
+    return np.tensordot(a, b, axes=([0, 2], [0, 2]))                      # (M, N)
+
+
+def one_hot(ids: np.ndarray, n: int, dtype) -> np.ndarray:
+    return np.eye(n, dtype=dtype)[ids]                                    # (..., n)
+
+
+# ---- one GRU step, feature-major (reset after: n = tanh(gi_n + r ⊙ (W_hn h + b_hn))) ---------
+# Arrays are (G, B) and (H, B), or (2, G, B) and (2, H, B) for the encoder's two directions at once.
+
+def gru_forward(gi, h, W_hh, b_col, gh, n, out) -> None:
+    """h' into ``out`` (…, H, B) from gi (…, G, B) and h (…, H, B); keeps r | z | gh_n in ``gh``
+    (…, G, B) and n in ``n`` (…, H, B) for the backward. b_col is b_hh as a column (…, G, 1)."""
+    H = h.shape[-2]
+    np.matmul(W_hh, h, out=gh)                                            # (…, G, B)
+    gh += b_col
+    rz = gh[..., :2 * H, :]                                               # a_r | a_z (…, 2H, B)
+    rz += gi[..., :2 * H, :]
+    sigmoid_(rz)                                                          # r | z
+    np.multiply(gh[..., :H, :], gh[..., 2 * H:, :], out=n)                # r ⊙ gh_n
+    n += gi[..., 2 * H:, :]
+    tanh_(n)                                                              # n (…, H, B)
+    np.subtract(h, n, out=out)
+    out *= gh[..., H:2 * H, :]
+    out += n                                                              # h' = n + z ⊙ (h − n)
+
+
+def gru_backward(g, h, gh, n, W_hh, d_gi, d_gh) -> np.ndarray:
+    """∂L/∂h (…, H, B) for g = ∂L/∂h'; fills d_gi = ∂L/∂gi and d_gh = ∂L/∂gh (…, G, B) (the
+    formulas of models/fused.py, transposed)."""
+    H = h.shape[-2]
+    r, z, gh_n = gh[..., :H, :], gh[..., H:2 * H, :], gh[..., 2 * H:, :]
+    d_ar, d_az, d_an = d_gi[..., :H, :], d_gi[..., H:2 * H, :], d_gi[..., 2 * H:, :]
+    np.subtract(1, z, out=d_an)
+    d_an *= g
+    d_an *= 1 - n * n                                                     # ∂L/∂a_n
+    np.subtract(h, n, out=d_az)
+    d_az *= g
+    d_az *= z - z * z                                                     # ∂L/∂a_z
+    np.multiply(d_an, gh_n, out=d_ar)
+    d_ar *= r - r * r                                                     # ∂L/∂a_r
+    d_gh[..., :2 * H, :] = d_gi[..., :2 * H, :]
+    np.multiply(d_an, r, out=d_gh[..., 2 * H:, :])                        # ∂L/∂gh_n = r ⊙ ∂L/∂a_n
+    d_h = np.swapaxes(W_hh, -1, -2) @ d_gh                                # (…, H, B)
+    d_h += g * z
+    return d_h
+
+
+# ---- the bidirectional encoder: both directions in one loop ---------------------------------
+# Step k of the loop is position k for the forward direction and S − 1 − k for the backward
+# one; arrays "in step order" are (S, 2, ·, B), [k, 0] forward and [k, 1] backward.
+
+def _in_step_order(a: np.ndarray) -> np.ndarray:
+    """(S, 2, …) with the backward direction's positions reversed: position order <-> step order."""
+    return np.stack([a[:, 0], a[::-1, 1]], axis=1)
+
+
+def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
+    """Annotations h_j = [→h_j ; ←h_j] (B, S, 2H), zero at padding, as one op: what
+    ``BiGRUEncoder`` computes from ids ``src`` (B, S) with ``mask`` (B, S), both checked."""
+    cells = (forward_cell, backward_cell)
+    names = ("weight_ih", "bias_ih", "weight_hh", "bias_hh")
+    params = (embedding,) + tuple(getattr(c, k) for c in cells for k in names)
+    W_ih, b_ih, W_hh, b_hh = (np.stack([getattr(c, k).data for c in cells]) for k in names)
+    E_ = embedding.data                                                   # (V, E)
+    (B, S), (_, G, H) = src.shape, W_hh.shape                             # W_hh (2, G, H)
+    x = E_[src.T]                                                         # (S, B, E)
+    gi = np.matmul(x.reshape(S * B, -1), W_ih.swapaxes(1, 2))             # (2, S·B, G)
+    gi += b_ih[:, None, :]
+    gi = _in_step_order(gi.reshape(2, S, B, G).transpose(1, 0, 3, 2))     # (S, 2, G, B)
+    real = _in_step_order(np.stack([mask.T, mask.T], axis=1))[:, :, None, :]  # (S, 2, 1, B)
+    held = ~real.all(axis=(1, 2, 3))                                      # (S,): any padding?
+    states, before = np.empty((S, 2, H, B), x.dtype), np.empty((S, 2, H, B), x.dtype)
+    gh, n = np.empty((S, 2, G, B), x.dtype), np.empty((S, 2, H, B), x.dtype)
+    h, b_col = np.zeros((2, H, B), x.dtype), b_hh[:, :, None]
+    for k in range(S):
+        before[k] = h
+        gru_forward(gi[k], h, W_hh, b_col, gh[k], n[k], states[k])
+        if held[k]:                                                       # h held at padding
+            np.copyto(states[k], h, where=~real[k])
+        h = states[k]
+    by_position = _in_step_order(states)                                  # (S, 2, H, B)
+    out = by_position.reshape(S, 2 * H, B).transpose(2, 0, 1) * mask[:, :, None]  # (B, S, 2H)
+
+    def vjp(g):                                                           # g (B, S, 2H)
+        g = (g * mask[:, :, None]).transpose(1, 2, 0).reshape(S, 2, H, B)
+        d_states = _in_step_order(g)                                      # (S, 2, H, B)
+        d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (S, 2, G, B)
+        carry = np.zeros((2, H, B), x.dtype)                              # ∂L/∂h from step k + 1
+        for k in reversed(range(S)):
+            g_k = d_states[k]
+            g_k += carry
+            passed = np.where(real[k], 0, g_k) if held[k] else None       # held: straight back
+            if held[k]:
+                g_k *= real[k]
+            carry = gru_backward(g_k, before[k], gh[k], n[k], W_hh, d_gi[k], d_gh[k])
+            if held[k]:
+                carry += passed
+        xs = (x, x[::-1])                                                 # x in each one's step order
+        d_x = [np.matmul(d_gi[:, d].transpose(0, 2, 1), W_ih[d]) for d in (0, 1)]  # (S, B, E)
+        d_x = d_x[0] + d_x[1][::-1]                                       # by position
+        d_emb = one_hot(src.T.reshape(-1), E_.shape[0], E_.dtype).T @ d_x.reshape(S * B, -1)
+        d_b_ih, d_b_hh = d_gi.sum(axis=3).sum(axis=0), d_gh.sum(axis=3).sum(axis=0)  # (2, G)
+        grads = [d_emb]
+        for d in (0, 1):
+            grads += [np.tensordot(d_gi[:, d], xs[d], axes=([0, 2], [0, 1])),  # ∂L/∂W_ih (G, E)
+                      d_b_ih[d], over_time(d_gh[:, d], before[:, d]), d_b_hh[d]]
+        return tuple(grads)
+    return Tensor._from_op(out, params, once_differentiable(vjp, "bigru_sequence", CORE),
+                           "bigru_sequence")
+
+
+# ---- Bahdanau's decoder ---------------------------------------------------------------------
+
+def additive_read(q, k, v, keys, mask, u) -> tuple:
+    """α (B, S) and c (B, K) for one projected query q = W_q s (B, A): e_j = vᵀ u_j with
+    u_j = tanh(q + k_j) written into ``u`` (B, S, A), α = softmax over the real j, c = Σ_j α_j h_j."""
+    np.add(q[:, None, :], k, out=u)
+    tanh_(u)                                                              # (B, S, A)
+    e = u @ v                                                             # (B, S)
+    if mask is not None:
+        e[~mask] = -np.inf
+    e -= e.max(axis=1, keepdims=True)
+    np.exp(e, out=e)
+    e /= e.sum(axis=1, keepdims=True)                                     # α (B, S)
+    return e, (e[:, None, :] @ keys)[:, 0]                                # (B, S), (B, K)
+
+
+def bahdanau_step(y_prev, s, keys, projected, mask, W_q, v, table, W_c, W_hh, b_hh) -> tuple:
+    """One step without a graph (decoding): (s_t (B, H), c_t (B, K), α_t (B, S)) from the ids
+    y_{t−1} (B,), s = s_{t−1} (B, H), the input table (G, V) and the arrays as above."""
+    a, c = additive_read(s @ W_q.T, projected, v, keys, mask,
+                         np.empty(projected.shape, projected.dtype))
+    gi = table.T[y_prev]                                                  # (B, G)
+    gi += c @ W_c.T
+    return reset_after_forward(gi, s, W_hh, b_hh)[0], c, a
+
+
+
+def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell) -> tuple:
+    """(features, α): the teacher-forced ``BahdanauDecoder`` with the additive tanh score as
+    one op. Per step t, with s = s_{t−1}:
+
+        α_t = softmax_j(vᵀ tanh(W_q s + k_j)),  c_t = Σ_j α_tj h_j,
+        s_t = GRU(W_ih [E y_{t−1} ; c_t] + b_ih, s)
+
+    keys h (B, S, K), projected k = W_k h + b (B, S, A), s0 (B, H), mask (B, S) or None,
+    tgt_in (B, T) ids; returns features [s_t ; c_t] (B, T, H + K) (a Tensor) and α (B, T, S).
+    """
+    check_ids(tgt_in, embedding.shape[0], "decoder inputs")
+    params = (keys, projected, s0, W_q, v, embedding,
+              cell.weight_ih, cell.bias_ih, cell.weight_hh, cell.bias_hh)
+    h_, k_, s0_, Wq, v_, E_, W_ih, b_ih, W_hh, b_hh = (p.data for p in params)
+    B, S, K = h_.shape
+    T, (G, H), E, A, dtype = tgt_in.shape[1], W_hh.shape, E_.shape[1], v_.shape[0], h_.dtype
+    W_e, W_c = W_ih[:, :E], W_ih[:, E:]                                   # (G, E), (G, K)
+    onehot = one_hot(tgt_in.T, E_.shape[0], dtype)                        # (T, B, V)
+    table = E_ @ W_e.T + b_ih                                             # (V, G): W_ih^emb E[y] + b_ih
+    gi_y = onehot @ table                                                 # (T, B, G)
+    states = np.empty((T + 1, H, B), dtype)                               # s_0 .. s_T, feature-major
+    states[0] = s0_.T
+    u, alpha = np.empty((T, B, S, A), dtype), np.empty((B, T, S), dtype)
+    c, gh, n = np.empty((B, T, K), dtype), np.empty((T, G, B), dtype), np.empty((T, H, B), dtype)
+    gi, b_col = np.empty((G, B), dtype), b_hh[:, None]
+    for t in range(T):
+        q = states[t].T @ Wq.T                                            # W_q s (B, A), contiguous
+        alpha[:, t], c[:, t] = additive_read(q, k_, v_, h_, mask, u[t])
+        np.matmul(W_c, c[:, t].T, out=gi)                                 # (G, B)
+        gi += gi_y[t].T
+        gru_forward(gi, states[t], W_hh, b_col, gh[t], n[t], states[t + 1])
+    features = np.concatenate([states[1:].transpose(2, 0, 1), c], axis=2)  # (B, T, H + K)
+
+    def vjp(g):                                                           # g (B, T, H + K)
+        g_s = np.ascontiguousarray(g[:, :, :H].transpose(1, 2, 0))        # (T, H, B)
+        d_c = np.ascontiguousarray(g[:, :, H:])                           # (B, T, K), then += via gi
+        d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (T, G, B)
+        d_q = np.empty((T, B, A), dtype)
+        eps_k, d_v = np.zeros_like(k_), np.zeros_like(v_)
+        carry = np.zeros((H, B), dtype)                                   # ∂L/∂s_t from step t + 1
+        ones = np.ones((1, S), dtype)                    # Σ_j as a product: 3× ndarray.sum here
+        for t in reversed(range(T)):
+            g_s[t] += carry
+            carry = gru_backward(g_s[t], states[t], gh[t], n[t], W_hh, d_gi[t], d_gh[t])
+            dc = d_c[:, t]                                                # (B, K) view
+            dc += d_gi[t].T @ W_c                                         # ∂L/∂c_t
+            a = alpha[:, t]                                               # (B, S)
+            de = (h_ @ dc[:, :, None])[:, :, 0]                           # g·h_j (B, S)
+            de -= (dc * c[:, t]).sum(axis=1, keepdims=True)               # − g·c
+            de *= a                                                       # ∂L/∂e_j = α_j g·(h_j − c)
+            ut = u[t]                                                     # (B, S, A)
+            d_v += de.reshape(-1) @ ut.reshape(-1, A)                     # Σ_j ∂L/∂e_j u_j
+            np.multiply(ut, ut, out=ut)                                   # u is not needed again:
+            np.subtract(1, ut, out=ut)                                    # ε = ∂L/∂e (1 − u²), and
+            ut *= de[:, :, None]                                          # δ = v ⊙ ε (v at the end)
+            eps_k += ut                                                   # ∂L/∂k_j = v ⊙ Σ_t ε_tj
+            np.matmul(ones, ut, out=d_q[t][:, None])                      # Σ_j ε_j (B, A)
+            d_q[t] *= v_                                                  # ∂L/∂q = Σ_j δ_j
+            carry += Wq.T @ d_q[t].T                                      # + ∂L/∂s via the query
+        d_h = alpha.transpose(0, 2, 1) @ d_c                              # Σ_t α_tj ∂L/∂c_t (B, S, K)
+        d_Wq = np.tensordot(d_q, states[:-1], axes=([0, 1], [0, 2]))      # (A, H)
+        d_table = np.tensordot(onehot, d_gi, axes=([0, 1], [0, 2]))       # (V, G)
+        d_W_ih = np.concatenate([d_table.T @ E_, np.tensordot(d_gi, c, axes=([0, 2], [1, 0]))],
+                                axis=1)                                   # (G, E + K)
+        return (d_h, eps_k * v_, carry.T, d_Wq, d_v, d_table @ W_e, d_W_ih, d_table.sum(axis=0),
+                over_time(d_gh, states[:-1]), d_gh.sum(axis=(0, 2)))
+    out = Tensor._from_op(features, params, once_differentiable(vjp, "bahdanau_sequence", CORE),
+                          "bahdanau_sequence")
+    return out, alpha

@@ -1,0 +1,58 @@
+"""``python -m benchmarks.table`` runs end to end (one short run, no timing asserted), its rows
+say why when a library is missing, and ``--write`` replaces only the part of a README between
+its markers. The kernels path it measures equals the core on the reference step."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmarks import reference, table
+
+REPO = Path(__file__).parent.parent.parent
+
+
+def test_the_kernels_equal_the_core_on_the_reference_step():
+    """The step the table times: kernels (one node per sequence) and core, float64, 1e-12."""
+    src, src_mask, tgt, tgt_mask = reference.reference_batch(0)
+    results = []
+    for kernels in (True, False):
+        model = reference.reference_model("float64", kernels=kernels)
+        loss = model.loss(src, tgt, src_mask, tgt_mask)
+        loss.backward()
+        results.append([loss.data] + [p.grad for p in model.parameters()])
+    for i, (a, b) in enumerate(zip(*results)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"loss/gradient {i}")
+
+
+def test_one_short_run_prints_every_row_and_the_limits():
+    out = subprocess.run([sys.executable, "-m", "benchmarks.table", "--runs", "1", "--rounds", "1",
+                          "--threads", "1", "--dtypes", "float64",
+                          "--skip", "torch.compile,HIPS autograd,MyGrad"],
+                         cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout
+    for row in table.TRAIN:
+        assert f"| {row} |" in text
+    assert "| torch.compile | skipped |" in text
+    assert "BLAS:" in text and "matmul GFLOP" in text and "kernels ÷ floor ≤ 0.95" in text
+    for workload in ("greedy, batch 64", "beam 4, 1 sentence"):
+        assert f"| {workload} |" in text
+
+
+def test_a_library_that_is_not_installed_gets_a_row_saying_so():
+    assert table.library_step("no_such_autograd_library", "float64") == "not installed"
+
+
+def test_write_replaces_only_between_the_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"before\n{table.START}\nold table\n{table.END}\nafter\n", encoding="utf-8")
+    table.write("new table\n", readme)
+    assert readme.read_text(encoding="utf-8") == \
+        f"before\n{table.START}\nnew table\n{table.END}\nafter\n"
+    plain = tmp_path / "plain.md"
+    plain.write_text("no markers\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="markers"):
+        table.write("x", plain)
+    assert plain.read_text(encoding="utf-8") == "no markers\n"
