@@ -1,10 +1,14 @@
 """The command line: list, start, check, hint. Run ``python -m minigrad.exercises -h``."""
 from __future__ import annotations
 
-import argparse
 import os
-import signal
 import sys
+
+if __name__ == "__main__" and sys.path and sys.path[0] in ("", os.getcwd()):
+    del sys.path[0]  # `python -m` put the current folder first: import nothing more from it
+
+import argparse  # noqa: E402 (after the line above)
+import signal  # noqa: E402
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -129,11 +133,13 @@ def main(argv=None) -> int:
         print(f"error: {refusal}", file=sys.stderr)
         return 2
     stopped = []
-    def stop(signum, frame):  # SIGTERM ends the checks as Ctrl-C does
+    def stop(signum, frame):  # SIGTERM ends the checks as Ctrl-C does; once: more wait for it
         stopped.append(signum)
-        raise KeyboardInterrupt
+        if len(stopped) == 1:
+            raise KeyboardInterrupt
     main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, stop) if main_thread else None
+    signals = (signal.SIGINT, signal.SIGTERM) if main_thread else ()
+    previous = {s: signal.signal(s, stop) for s in signals}
     child.STOPPING.clear()
     try:
         status = args.run(args)
@@ -145,11 +151,14 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:  # every child is dead by now (each check kills its own)
         child.stop_all()
         print("stopped: the check was interrupted, nothing was judged", file=sys.stderr)
-        return 143 if stopped else 130
+        return 128 + (stopped[0] if stopped else signal.SIGINT)
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    for s in (signal.SIGINT, signal.SIGTERM):  # the check is over: a late Ctrl-C or SIGTERM
+        signal.signal(s, signal.SIG_IGN)       # must not print a traceback on the way out
+    sys.exit(status)

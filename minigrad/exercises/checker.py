@@ -6,8 +6,9 @@ compares the learner's ``name_vjp(g, *inputs, **constants)`` with
 ``minigrad.gradcheck.numerical_grad(L, inputs)``, input by input, element by element.
 
 ``check_file`` first refuses, in one line, when the checker's own files differ from their
-digests (``integrity``), when the learner's folder holds a file that would shadow a library
-the checker uses (``numpy.py``, ``types.py``, ``minigrad/``), or when the learner's file cannot
+digests (``integrity``), when a module it loaded comes from the course folder or the current
+folder, when the learner's folder holds a file that would shadow a library the checker uses
+(``numpy.py``, ``types.py``, ``minigrad/``), or when the learner's file cannot
 be read. It then runs a copy of the file in a locked-down child process (``child.py`` starts
 ``sandbox.py``), which only returns the VJP's outputs for the inputs chosen here; the numeric
 gradients and the verdict are computed in this process, after the child is dead, so nothing
@@ -33,12 +34,14 @@ import numpy as np
 import minigrad as mg
 from minigrad.exercises import child, diagnose, integrity
 from minigrad.exercises.catalog import Exercise
+from minigrad.exercises.integrity import printable
 from minigrad.exercises.sandbox import where
 from minigrad.gradcheck import numerical_grad
 from minigrad.tensor import Tensor
 
 STUB_MARK = "# not implemented yet"   # the stubs' `return None` line carries this comment
 TIMEOUT = 10.0                        # seconds the learner's code may run: to load, per input
+CHECKOUT = Path(mg.__file__).resolve().parent.parent  # as the current folder: not a shadow
 
 
 class TookTooLong(BaseException):
@@ -169,21 +172,41 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
 
 
 def _shadowing(directory: Path) -> str | None:
-    """One line if ``directory`` holds a module named like a library the checker imports."""
+    """One line if code from the course folder or the current folder could change a verdict:
+    a module this process already loaded from there (whatever its name; the current folder
+    may be the checkout minigrad itself runs from), or a file in the course folder named like
+    a library the checker imports (``numpy.py``, ``json/``, ``minigrad/``)."""
+    course = Path(directory).resolve()
+    try:
+        here = Path.cwd().resolve()
+    except OSError:
+        here = course
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if "." in name or name == "__main__" or not isinstance(file, str):
+            continue  # a submodule is its top-level package's; __main__ is the program run
+        try:
+            place = Path(file).resolve().parent
+        except (OSError, ValueError, RuntimeError):  # a path that cannot be a folder here
+            continue
+        place = place.parent if Path(file).name.startswith("__init__.") else place
+        if place == course or (place == here != CHECKOUT):
+            return (f"refusing to check: the checker imported {name} from "
+                    f"{printable(file)}, which could change any verdict: rename it, or run "
+                    f"`python -P -m minigrad.exercises` (Python 3.11+) or from another folder")
     libraries = getattr(sys, "stdlib_module_names", set(sys.modules)) | {"numpy", "minigrad"}
     loaded = {name.partition(".")[0] for name in sys.modules} & libraries
     try:
-        entries = sorted(os.listdir(directory))
+        entries = sorted(os.listdir(course))
     except OSError:
         return None  # no folder: "no file" says so
     for entry in entries:
-        here = directory / entry
-        module = (entry if (here / "__init__.py").is_file() else entry.partition(".")[0]
+        module = (entry if (course / entry / "__init__.py").is_file() else entry.partition(".")[0]
                   if entry.endswith((".py", ".pyc", ".so", ".pyd")) else None)
-        real = getattr(sys.modules.get(module), "__file__", None)
-        if module in loaded and not (real and Path(real).resolve().parent == here.resolve()):
-            return (f"{entry} in {directory} would shadow the library {module}: rename it (the "
-                    f"checker never imports it, but `python` in that folder would)")
+        if module in loaded:
+            return (f"{printable(entry)} in {printable(str(directory))} would shadow the library "
+                    f"{printable(module)}: rename it (the checker never imports it, but `python` "
+                    f"in that folder would)")
     return None
 
 
@@ -235,8 +258,9 @@ def _verdict(exercise: Exercise, path, cases: list, results: list, source: str =
                              f"change nothing -- the engine reuses its inputs: compute into "
                              f"new arrays" for k in changed]
         truth = dict(zip(exercise.args, _numeric(exercise, inputs, constants, g)))
-        case.results = [_judge(exercise, k, a, truth, g, inputs, constants)
-                        for k, a in zip(exercise.args, grads)]
+        with np.errstate(all="ignore"):  # 1e308 in a gradient: a diagnosis, not a warning
+            case.results = [_judge(exercise, k, a, truth, g, inputs, constants)
+                            for k, a in zip(exercise.args, grads)]
     if any(not c.ok for c in report.cases):
         report.status = "failing"
     return report

@@ -15,10 +15,14 @@ stdin -- and reads its frames from a pipe.
 * When the check ends -- done, timed out, broken, or Ctrl-C / SIGTERM in the parent
   (``stop_all``) -- the child's whole session is killed before anything is reported; on
   Linux this process, as "subreaper", also adopts and kills whatever escaped the session
-  (``_sweep``). Then the folder is removed.
+  (``_sweep``). Then the folder is removed, with SIGINT and SIGTERM held back until it is.
+* On Linux this process makes itself not dumpable, so that a child of the same user cannot
+  read its memory or environment (``/proc/PID/mem``, ``/proc/PID/environ``).
 
 Outcomes: first ``{"loaded": bool}`` or ``{"error": text}`` for the file, then per case
-``("result", value, changed)`` or ``("error", text)``.
+``("result", value, changed)`` or ``("error", text)``. ``changed`` lists the inputs (-1 for g)
+whose bytes, as the child sends them back after the call, differ from those sent to it: the
+comparison is made here, not in the child.
 """
 from __future__ import annotations
 
@@ -28,7 +32,6 @@ import functools
 import json
 import os
 import pickle
-import re
 import select
 import shutil
 import signal
@@ -43,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 import minigrad as mg
+from minigrad.exercises.integrity import printable
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
 STARTUP = 60.0            # seconds for Python and NumPy to start, before the learner's clock
@@ -83,6 +87,16 @@ def _kill_session(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)  # the child's session: it and whatever it started
     except OSError:
         pass
+
+
+@functools.lru_cache(maxsize=None)
+def _guard_self() -> None:
+    """Linux: make this process "not dumpable", so that a process of the same user (the
+    child, if it ran as this user) cannot read its memory or environment through /proc."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: 0
 
 
 @functools.lru_cache(maxsize=None)
@@ -136,7 +150,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
             pickle.dump([(list(i.values()), c, g) for i, c, g in cases], f)
         config = {"path": path, "file": copy, "function": function,
                   "cpu": int(STARTUP + timeout * (len(cases) + 1)) + 1}
-        adopting = _adopt_orphans()
+        adopting, _ = _adopt_orphans(), _guard_self()
         with open(request, "rb") as stdin, LOCK:  # a sweep never sees a child not yet in LIVE
             proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SANDBOX),
                                      json.dumps(config)], stdin=stdin, stdout=subprocess.PIPE,
@@ -146,9 +160,9 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
             since = int(_stat(proc.pid)[19]) if adopting and _stat(proc.pid) else None
         if STOPPING.is_set():
             return [], "was stopped (Ctrl-C or SIGTERM)"
-        n_inputs = len(cases[0][0]) if cases else 0
-        frames, trouble = _read(proc, len(cases) + 2, n_inputs, timeout)
-    finally:
+        frames, trouble = _read(proc, cases, timeout)
+    finally:  # Ctrl-C or SIGTERM wait until the child is dead and the folder gone
+        masked = _mask(signal.SIG_BLOCK)
         if proc is not None:
             with LOCK:
                 _kill_session(proc)
@@ -159,6 +173,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
                     _sweep(since)
             proc.stdout.close()
         shutil.rmtree(folder, ignore_errors=True)
+        _mask(signal.SIG_SETMASK, masked)
     if trouble is None and len(frames) < len(cases) + 2:
         code = proc.returncode
         trouble = (f"ended the process (exit status {code}, e.g. os._exit or a crash)"
@@ -166,9 +181,17 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
     return frames[1:], trouble
 
 
-def _read(proc: subprocess.Popen, steps: int, n_inputs: int, timeout: float) -> tuple:
+def _mask(how, signals=(signal.SIGINT, signal.SIGTERM)):
+    """``pthread_sigmask(how, signals)`` where there is one (and ``signals`` is not None);
+    the previous mask, or None."""
+    if not hasattr(signal, "pthread_sigmask") or signals is None:
+        return None
+    return signal.pthread_sigmask(how, signals)
+
+
+def _read(proc: subprocess.Popen, cases: list, timeout: float) -> tuple:
     """Frames from the child's pipe until it ends, errs or runs out of time."""
-    frames, buf, fd = [], bytearray(), proc.stdout.fileno()
+    frames, buf, fd, steps = [], bytearray(), proc.stdout.fileno(), len(cases) + 2
     deadline = time.monotonic() + STARTUP
     while True:
         wait = deadline - time.monotonic()
@@ -182,7 +205,7 @@ def _read(proc: subprocess.Popen, steps: int, n_inputs: int, timeout: float) -> 
             break
         buf += chunk
         try:
-            while (frame := _pop(buf, len(frames), n_inputs)) is not None:
+            while (frame := _pop(buf, len(frames), cases)) is not None:
                 frames.append(frame)
                 deadline = time.monotonic() + timeout
                 if len(frames) == steps:  # all there: nothing after this is read
@@ -208,7 +231,7 @@ def _exited(proc: subprocess.Popen) -> bool:
         return True
 
 
-def _pop(buf: bytearray, step: int, n_inputs: int):
+def _pop(buf: bytearray, step: int, cases: list):
     """The next whole frame, taken off ``buf`` and decoded, or None while it is incomplete."""
     if len(buf) < 4:
         return None
@@ -232,10 +255,10 @@ def _pop(buf: bytearray, step: int, n_inputs: int):
     want = "started" if step == 0 else "loaded" if step == 1 else "case"
     if header["step"] != want:
         raise ValueError(f"step {header['step']!r} where {want!r} belongs")
-    return _decode(header, arrays, n_inputs)
+    return _decode(header, arrays, cases[step - 2] if step >= 2 else None)
 
 
-def _decode(header: dict, arrays: list, n_inputs: int):
+def _decode(header: dict, arrays: list, case):
     if header["step"] == "started":
         return {}
     if "error" in header:
@@ -245,10 +268,13 @@ def _decode(header: dict, arrays: list, n_inputs: int):
         if not isinstance(header["ok"], bool):
             raise ValueError("'ok' is not true or false")
         return {"loaded": header["ok"]}
-    changed = _list(header["changed"])
-    if not all(type(k) is int and -1 <= k < n_inputs for k in changed):
-        raise ValueError("'changed' names no input")
-    if header.get("none") is True:
+    sent = [*case[0].values(), case[2]]  # the inputs, then g: they follow the gradients
+    if len(arrays) < len(sent):
+        raise ValueError("the inputs after the call are missing")
+    arrays, after = arrays[:len(arrays) - len(sent)], arrays[len(arrays) - len(sent):]
+    changed = [k if k < len(sent) - 1 else -1 for k, (a, b) in enumerate(zip(sent, after))
+               if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes()]
+    if header.get("none") is True and not arrays:
         return ("result", None, changed)
     entries = _list(header["items"])
     if (not entries or sum(i == "array" for i in entries) != len(arrays)
@@ -279,8 +305,6 @@ def _shape(s) -> tuple:
 
 
 def _text(s) -> str:
-    """A message from the child, as printable text: no control codes that could move the cursor
-    over the verdict, at most 2000 characters."""
     if not isinstance(s, str):
         raise ValueError("a message that is not text")
-    return re.sub(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", "?", s[:2000])
+    return printable(s)

@@ -1,4 +1,5 @@
-"""What the checker trusts: its own files, by digest; a learner's file, by kind and size.
+"""What the checker trusts: its own files, by digest; a learner's file, by kind and size; a
+learner's text, once made printable.
 
 ``DIGESTS`` (``digests.sha256``, shipped beside this file) holds the sha256 of every module of
 ``minigrad.exercises`` and every stub -- the checker and its reference data. ``problem()``
@@ -14,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import unicodedata
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -77,3 +79,16 @@ def write(root: Path = HERE) -> Path:
     out = root / DIGESTS
     out.write_text("".join(f"{d}  {name}\n" for name, d in digests(root).items()))
     return out
+
+
+def printable(text: str, limit: int = 2000) -> str:
+    """Text that came from the learner (a message, an exception, a file name) as plain
+    printable text of at most ``limit`` characters: control codes (which could move the cursor
+    over the verdict), lone surrogates (which cannot be printed), and Unicode's spaces other
+    than " ", line separators, bidi controls and other invisible format characters all
+    become "?". Newlines are kept."""
+    return "".join(c if c in "\n " or unicodedata.category(c) not in BAD else "?"
+                   for c in text[:limit])
+
+
+BAD = {"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp"}  # control, format, surrogate, ..., spaces

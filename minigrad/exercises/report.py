@@ -6,9 +6,11 @@ import textwrap
 
 from minigrad.exercises import diagnose
 from minigrad.exercises.checker import Report
+from minigrad.exercises.integrity import printable
 
 WIDTH = 92
 PROGRAM = "python -m minigrad.exercises"
+KEEP = "\ue000"  # a private-use character: ``printable`` turns any in the text into "?"
 
 
 def _shapes(shapes: dict) -> str:
@@ -17,12 +19,14 @@ def _shapes(shapes: dict) -> str:
 
 def wrap(text: str, indent: str, more: str | None = None) -> list:
     """Wrap to WIDTH, never inside a `code span` or a short (group): their spaces are made
-    unbreakable while wrapping. Continuation lines are indented by ``more``."""
-    text = re.sub(r"`[^`]*`|\([^()]{1,24}\)", lambda m: m.group(0).replace(" ", "\u00a0"), text)
+    ``KEEP`` (which ``printable`` makes sure no text holds) while wrapping. Continuation
+    lines are indented by ``more``."""
+    text = re.sub(r"`[^`]*`|\([^()]{1,24}\)", lambda m: m.group(0).replace(" ", KEEP),
+                  printable(text, len(text)))
     lines = textwrap.wrap(text, WIDTH, initial_indent=indent,
                           subsequent_indent=indent + "  " if more is None else more,
                           break_on_hyphens=False, break_long_words=False)
-    return [line.replace("\u00a0", " ") for line in lines]
+    return [line.replace(KEEP, " ") for line in lines]
 
 
 def full(report: Report) -> str:
@@ -35,7 +39,7 @@ def full(report: Report) -> str:
         if report.status == "not implemented":
             lines.append(f"When you are stuck: {PROGRAM} hint {e.name}")
         return "\n".join(lines)
-    where = f" in {report.path}" if report.path else ""
+    where = f" in {printable(str(report.path))}" if report.path else ""
     lines.append(f"checking {e.function}{where} against central differences (float64), "
                  f"{len(report.cases)} inputs")
     lines.append(f"rel. error = |analytic − numeric| / max(|analytic|, |numeric|, "

@@ -6,17 +6,25 @@ read on stdin before the learner's code runs). Isolated mode: no user site, no c
 on the path; CONFIG names the only extra folders on it (NumPy's and minigrad's). Before the
 learner's code runs, this process locks itself down:
 
-* resource limits: CPU seconds, 4 GiB of address space, files of 0 bytes, no new processes
+* resource limits: CPU seconds, 1 GiB of address space, files of 0 bytes, no new processes
   (the last is ignored for root, which the filter below covers);
-* on Linux x86-64, a seccomp filter: opening a file for writing, creating, deleting, renaming
-  or changing files, starting processes (threads are allowed), sending signals and
-  ``ioctl(TIOCSTI)`` fail with EPERM -- for this process and anything it could exec;
-* on Linux, death with the checker: if the checker dies, even by SIGKILL, so does this.
+* run as root (as in CI), it gives up root: new network and IPC namespaces where it can,
+  every capability (none can come back), and it becomes ``nobody`` when the Python install
+  is readable by every user (else it stays uid 0 without any capability);
+* on Linux, death with the checker: if the checker dies, even by SIGKILL, so does this;
+* on Linux x86-64, a seccomp *allow-list*: reading files, memory, time, threads, its own signal
+  handlers; ``openat`` only for reading, ``clone`` only for threads, ``prlimit64`` only on
+  itself, ``fcntl`` without F_SETOWN/F_SETSIG/O_ASYNC, a few harmless ``ioctl``. Every other
+  system call fails with EPERM (exec, sockets, writing or changing files, mounts, System V
+  IPC, ptrace, signals to others, and whatever Linux adds later), for this process and its
+  threads.
 
 Then it loads the file, calls the function once per case and sends one frame per step on a
 pipe the learner's ``print`` does not reach (stdout goes to /dev/null). A frame is
-``<u32 length><JSON header><raw array bytes>``; the parent validates every field and size and
-never unpickles or inflates anything. This process judges nothing: at worst it fails.
+``<u32 length><JSON header><raw array bytes>``; a case's frame holds the VJP's gradients,
+then the inputs and g as they are after the call (the parent tells whether they changed). The
+parent validates every field and size and never unpickles or inflates anything. This process
+judges nothing: at worst it fails.
 
 Only the standard library and NumPy are imported, so the child starts fast.
 """
@@ -38,7 +46,7 @@ if __name__ == "__main__":  # the folders the parent allows, before NumPy is imp
 
 import numpy as np
 
-MEMORY = 4 << 30  # address space the learner's code may use (Linux): a runaway allocation fails
+MEMORY = 1 << 30  # address space the learner's code may use (Linux): a runaway allocation fails
 CHANNEL = 1       # the result pipe; moved off fd 1 by ``main``
 
 
@@ -73,54 +81,119 @@ def _limit(cpu_seconds: int) -> None:
             pass
 
 
-# x86-64 system call numbers: creat truncate ftruncate rename renameat renameat2 mkdir mkdirat
-# rmdir link linkat unlink unlinkat symlink symlinkat chmod fchmod fchmodat fchmodat2 chown
-# fchown lchown fchownat mknod mknodat utime utimes utimensat futimesat setxattr lsetxattr
-# fsetxattr removexattr lremovexattr fremovexattr fork vfork ptrace process_vm_writev kill
-# tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal pidfd_getfd mount umount2
-# pivot_root chroot setsid setpgid name_to_handle_at open_by_handle_at unshare setns bpf
-DENIED = (85, 76, 77, 82, 264, 316, 83, 258, 84, 86, 265, 87, 263, 88, 266, 90, 91, 268, 452,
-          92, 93, 94, 260, 133, 259, 132, 235, 280, 261, 188, 189, 190, 197, 198, 199, 57, 58,
-          101, 311, 62, 200, 234, 129, 297, 424, 438, 165, 166, 155, 161, 112, 109, 303, 304,
-          272, 308, 321)
+# The allow-list (x86-64 system call numbers), found with `strace -f` over every reference
+# solution: read write close stat fstat lstat poll lseek mmap mprotect munmap brk rt_sigaction
+# rt_sigprocmask rt_sigreturn pread64 readv writev access select sched_yield mremap msync
+# mincore madvise dup dup2 nanosleep getitimer alarm setitimer getpid exit uname getdents
+# getcwd chdir fchdir readlink umask gettimeofday getrlimit getrusage sysinfo times getuid
+# getgid geteuid getegid getppid getpgrp getgroups getresuid getresgid getpgid getsid
+# rt_sigpending rt_sigtimedwait rt_sigsuspend sigaltstack statfs fstatfs getpriority
+# sched_getparam sched_getscheduler sched_get_priority_max/min arch_prctl gettid time futex
+# sched_getaffinity getdents64 set_tid_address restart_syscall fadvise64 clock_gettime
+# clock_getres clock_nanosleep exit_group mbind set_mempolicy get_mempolicy newfstatat
+# readlinkat faccessat pselect6 ppoll set_robust_list get_robust_list dup3 preadv getcpu
+# getrandom membarrier preadv2 statx rseq close_range faccessat2 -- and, with their arguments
+# checked in ``_filter``, open openat clone ioctl prlimit64 prctl fcntl. Anything else fails
+# with EPERM: exec, sockets, writing to files, mounts, System V IPC, ptrace, keys, bpf, ...
+# and every system call added to Linux later.
+ALLOWED = (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 17, 19, 20, 21, 23, 24, 25, 26,
+           27, 28, 32, 33, 35, 36, 37, 38, 39, 60, 63, 78, 79, 80, 81, 89, 95, 96, 97, 98, 99,
+           100, 102, 104, 107, 108, 110, 111, 115, 118, 120, 121, 124, 127, 128, 130, 131, 137,
+           138, 140, 143, 145, 146, 147, 158, 186, 201, 202, 204, 217, 218, 219, 221, 228, 229,
+           230, 231, 237, 238, 239, 262, 267, 269, 270, 271, 273, 274, 292, 295, 309, 318, 324,
+           327, 332, 334, 436, 439)
 NO_SUCH = (435, 437, 425, 426, 427)  # clone3 openat2 io_uring_*: "not here", so libc falls back
 WRITING = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000  # O_WRONLY O_RDWR O_CREAT O_TRUNC O_APPEND
+O_ASYNC, F_SETFL = 0o20000, 4
+IOCTLS = (0x5401, 0x5450, 0x5451, 0x541B)      # TCGETS FIONCLEX FIOCLEX FIONREAD
+FCNTLS = (0, 1, 2, 3, 1030)                    # F_DUPFD F_GETFD F_SETFD F_GETFL F_DUPFD_CLOEXEC
+NOBODY = 65534                                 # the user and group root's child becomes
 
 
-def _filter() -> list:
+def _filter(pid: int) -> list:
     """The seccomp program, as (code, jump if true, jump if false, k) BPF instructions."""
-    load, eq, ge, test, ret = 0x20, 0x15, 0x35, 0x45, 0x06
-    allow, eperm, enosys = 0x7FFF0000, 0x00050001, 0x00050026
+    load, eq, test, ret = 0x20, 0x15, 0x45, 0x06
+    allow, eperm, enosys, enotty = 0x7FFF0000, 0x00050001, 0x00050026, 0x00050019
+
+    def arg(n):
+        return (load, 0, 0, 16 + 8 * n)  # the low 32 bits: all the kernel reads of these
+
+    def one_of(values, otherwise):
+        return [i for v in values for i in [(eq, 0, 1, v), (ret, 0, 0, allow)]] + [
+            (ret, 0, 0, otherwise)]
+
+    def bits(mask, allowed_when_set):
+        return [(test, 0, 1, mask) if allowed_when_set else (test, 1, 0, mask),
+                (ret, 0, 0, allow), (ret, 0, 0, eperm)]
+
+    blocks = {2: [arg(1)] + bits(WRITING, False),              # open: reading only
+              257: [arg(2)] + bits(WRITING, False),            # openat: reading only
+              56: [arg(0)] + bits(0x10000, True),              # clone: CLONE_THREAD only
+              16: [arg(1)] + one_of(IOCTLS, enotty),           # ioctl: no TIOCSTI, FIOSETOWN..
+              302: [arg(0)] + one_of((0, pid), eperm),         # prlimit64: its own limits only
+              157: [arg(0)] + one_of((15, 16), eperm),         # prctl: PR_SET_NAME/GET_NAME
+              72: [arg(1)] + one_of(FCNTLS, eperm)[:-1] + [    # fcntl: no F_SETOWN, F_SETSIG..
+                  (eq, 0, 3, F_SETFL), arg(2)] + bits(O_ASYNC, False)}  # F_SETFL: no O_ASYNC
     prog = [(load, 0, 0, 4), (eq, 1, 0, 0xC000003E), (ret, 0, 0, 0x80000000),  # arch: x86-64
-            (load, 0, 0, 0), (ge, 0, 1, 0x40000000), (ret, 0, 0, eperm)]        # nr; no x32
-    # (system call, argument, bits, fail when the bits are set?): open, openat, clone, ioctl
-    for nr, arg, bits, when_set in [(2, 1, WRITING, True), (257, 2, WRITING, True),
-                                    (56, 0, 0x10000, False), (16, 1, 0xFFFFFFFF, None)]:
-        check = ((eq, 0, 1, 0x5412) if when_set is None else         # ioctl(fd, TIOCSTI)
-                 (test, 0, 1, bits) if when_set else (test, 1, 0, bits))  # clone: CLONE_THREAD
-        prog += [(eq, 0, 4, nr), (load, 0, 0, 16 + 8 * arg), check, (ret, 0, 0, eperm),
-                 (ret, 0, 0, allow)]
-    for nr in DENIED:
-        prog += [(eq, 0, 1, nr), (ret, 0, 0, eperm)]
+            (load, 0, 0, 0), (0x35, 0, 1, 0x40000000), (ret, 0, 0, eperm)]     # nr; no x32
+    for nr, block in blocks.items():
+        prog += [(eq, 0, len(block), nr)] + block
     for nr in NO_SUCH:
         prog += [(eq, 0, 1, nr), (ret, 0, 0, enosys)]
-    return prog + [(ret, 0, 0, allow)]
+    for nr in ALLOWED:
+        prog += [(eq, 0, 1, nr), (ret, 0, 0, allow)]
+    return prog + [(ret, 0, 0, eperm)]
 
 
-def _forbid_writes() -> bool:
-    """Install the seccomp filter (Linux x86-64 only); False where there is none."""
-    if not sys.platform.startswith("linux"):
+def _readable_by_all(folders) -> bool:
+    """Whether every user can read these folders (and reach them): then root's child can
+    become ``NOBODY`` and still import what it may import."""
+    try:
+        return all(os.stat(folder).st_mode & 0o005 == 0o005
+                   and all(os.stat(p).st_mode & 0o001 for p in Path(folder).parents)
+                   for folder in folders)
+    except OSError:
         return False
+
+
+def _lock_down(file: Path, folders: list) -> list:
+    """Drop root's powers, then install the filter (Linux x86-64 only); ``folders`` are those
+    the learner's code may import from. The layers in force."""
+    if not sys.platform.startswith("linux"):
+        return []
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when the checker dies, even killed
+    layers, parent = [], os.getppid()
+    if os.geteuid() == 0:
+        if libc.unshare(0x40000000 | 0x08000000) == 0:  # CLONE_NEWNET | CLONE_NEWIPC
+            layers.append("namespaces")
+        for cap in range(64):
+            libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP: none can come back
+        if _readable_by_all([Path(os.__file__).parent, *folders]):  # else: uid 0, no capability
+            try:  # where() and tracebacks read the file again
+                os.chown(file.parent, NOBODY, NOBODY)
+                os.chown(file, NOBODY, NOBODY)
+            except OSError:  # then without the line of the learner's file
+                pass
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            layers.append("nobody")
+        header = struct.pack("Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+        if libc.syscall(126, header, bytes(24)) == 0:  # capset: no capabilities at all
+            layers.append("no capabilities")
+    libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG: SIGKILL when the checker dies (after setuid,
+    if os.getppid() != parent:  # which clears it); the checker may have died already
+        os._exit(1)
     if os.uname().machine != "x86_64":
-        return False
-    prog = _filter()
+        return layers
+    prog = _filter(os.getpid())
     code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in prog))
     fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxP", len(prog), ctypes.addressof(code)))
-    return (libc.prctl(38, 1, 0, 0, 0) == 0                               # PR_SET_NO_NEW_PRIVS
-            and libc.prctl(22, 2, ctypes.addressof(fprog), 0, 0) == 0)    # SECCOMP_MODE_FILTER
+    if (libc.prctl(38, 1, 0, 0, 0) == 0                      # PR_SET_NO_NEW_PRIVS
+            and libc.syscall(317, 1, 1, ctypes.c_void_p(ctypes.addressof(fprog))) == 0):
+        layers.append("seccomp")  # seccomp(SET_MODE_FILTER, TSYNC): for every thread, not one
+    return layers
 
 
 # ---- the result channel ----------------------------------------------------------------------
@@ -140,7 +213,7 @@ def _encode(result) -> tuple:
     items, arrays = [], []
     for a in (list(result) if many else [result])[:64]:
         try:
-            array = None if a is None else np.ascontiguousarray(a)
+            array = None if a is None else np.asarray(a)
             ok = array is not None and array.dtype.kind in "biufc"
             array = array.astype(array.dtype.newbyteorder("=")) if ok else None
         except BaseException:
@@ -151,12 +224,7 @@ def _encode(result) -> tuple:
     return {"structure": "tuple" if many else "single", "items": items}, tuple(arrays)
 
 
-def _changed(before: list, after: list) -> list:
-    return [k for k, (a, b) in enumerate(zip(before, after))
-            if isinstance(a, np.ndarray) and not np.array_equal(a, b, equal_nan=True)]
-
-
-def main(path: str, function: str, cpu_seconds: int) -> None:
+def main(path: str, function: str, cpu_seconds: int, folders: list) -> None:
     global CHANNEL
     CHANNEL = os.dup(1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the learner's prints go nowhere
@@ -164,7 +232,7 @@ def main(path: str, function: str, cpu_seconds: int) -> None:
     file = Path(path)
     source = file.read_bytes()
     _limit(cpu_seconds)
-    _forbid_writes()
+    _lock_down(file.resolve(), folders)
     send({"step": "started"})  # the parent's clock for loading the file starts now
     module = types.ModuleType(f"_learner_{function}")
     module.__file__ = path
@@ -178,18 +246,18 @@ def main(path: str, function: str, cpu_seconds: int) -> None:
     for args, constants, g in cases:
         mine = [a.copy() for a in args]
         mine_g = g.copy()
-        arrays = ()
         try:
             result = vjp(mine_g, *mine, **{k: v.copy() if isinstance(v, np.ndarray) else v
                                            for k, v in constants.items()})
             header, arrays = ({"none": True}, ()) if result is None else _encode(result)
-            header["changed"] = _changed(args, mine) + [-1] * (not np.array_equal(mine_g, g))
+            # then the inputs and g as they are now: the parent compares them with what it sent
+            arrays += tuple(np.asarray(a) for a in mine + [mine_g])
         except BaseException as err:
-            header = {"error": f"{function} raised {where(err, file)}"}
+            header, arrays = {"error": f"{function} raised {where(err, file)}"}, ()
         header["step"] = "case"
         send(header, arrays)
 
 
 if __name__ == "__main__":
-    main(CONFIG["file"], CONFIG["function"], CONFIG["cpu"])
+    main(CONFIG["file"], CONFIG["function"], CONFIG["cpu"], CONFIG["path"])
     os._exit(0)  # no atexit handler or flush the learner registered may run after the frames

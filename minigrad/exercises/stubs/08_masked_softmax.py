@@ -12,8 +12,9 @@ e.g. (B, S), or (B, 1, S) for x (B, T, S).
 
 Return dL/dx (shape of x). Masked positions get gradient 0.
 
-    python -m minigrad.exercises check masked_softmax   # from this folder, or add --dir DIR
+    python -P -m minigrad.exercises check masked_softmax   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint masked_softmax    # --level 2 for the formula
+    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
 """
 import numpy as np
 
