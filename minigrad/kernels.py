@@ -68,13 +68,20 @@ def tanh_(x: np.ndarray) -> np.ndarray:
     return np.copysign(e, x, out=x)
 
 
+# σ's argument is clipped to ±c, the largest with e^c finite and e^−c a normal number: σ(c)
+# rounds to 1, and σ(a) for a < −c (below e^−c) is given as e^−c, off by less than that.
+SIGMOID_CLIP = {np.dtype(np.float64): 708.0, np.dtype(np.float32): 87.0}
+
+
 def sigmoid_(a: np.ndarray) -> np.ndarray:
-    """σ(a) = (1 + tanh(a/2)) / 2, in place: never overflows, one temporary (in ``tanh_``)."""
-    a *= 0.5
-    tanh_(a)
-    a *= 0.5
-    a += 0.5
-    return a
+    """σ(a) = 1 / (1 + e^{−a}) in place, a clipped to ±``SIGMOID_CLIP``: never overflows or
+    underflows, no temporary, within a few ulp of σ for a ≥ −c."""
+    c = SIGMOID_CLIP.get(a.dtype, 87.0)
+    np.clip(a, -c, c, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    a += 1
+    return np.divide(1, a, out=a)
 
 
 # ---- layer norm and GELU, each one op with its closed-form VJP -------------------------------

@@ -20,8 +20,10 @@ new is *where* the work goes (measured in ``benchmarks/README.md``):
 * **Both encoder directions in one loop**, stacked (2, H, B): half the NumPy calls per step.
 * **One node, one backward**: no graph bookkeeping and no checks per step (the ids and masks
   are checked at the model's entry). First order only.
-* **tanh from exp in float64** (``minigrad.kernels.tanh_``): tanh over (B, S, A) per step is
-  this model's widest work, and NumPy's float64 tanh ran 2–4× slower than ``tanh_`` here.
+* **tanh of a sum from e^{2k}** (``tanh_of_sum``): tanh(q_t + k_j) over (B, S, A) per step is
+  this model's widest work; as 1 − 2 / (1 + e^{2q_t} e^{2k_j}) with e^{2k} computed once, a
+  step pays four elementwise passes instead of a tanh. Elsewhere float64's tanh is
+  ``minigrad.kernels.tanh_`` (from exp: NumPy's float64 tanh ran 2–4× slower here).
 
 ``bahdanau_step`` is one decoder step without a graph, for decoding under ``no_grad``.
 """
@@ -33,7 +35,6 @@ from minigrad.kernels import sigmoid_, tanh_
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
 from models.checks import check_ids
-from models.fused import reset_after_forward
 
 CORE = "the core model (models.kernels.use_core)"
 
@@ -154,12 +155,45 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
 
 # ---- Bahdanau's decoder ---------------------------------------------------------------------
 
-def additive_read(q, k, v, keys, mask, u) -> tuple:
-    """α (B, S) and c (B, K) for one projected query q = W_q s (B, A): e_j = vᵀ u_j with
-    u_j = tanh(q + k_j) written into ``u`` (B, S, A), α = softmax over the real j, c = Σ_j α_j h_j."""
+# tanh(q + k_j) from e^{2k}, computed once per batch: |q|, |k| up to LIMIT keep every e^{2q},
+# e^{2k} and their product e^{2(q + k)} a normal number of the dtype (float64: e^±680 < e^709).
+LIMIT = {np.dtype(np.float64): 170.0, np.dtype(np.float32): 20.0}
+
+
+def exp_2k(k: np.ndarray) -> np.ndarray | None:
+    """e^{2k} (B, S, A) for ``tanh_of_sum``, or None when some |k| exceeds LIMIT (or is NaN)."""
+    limit = LIMIT.get(k.dtype)
+    if limit is None or not np.abs(k).max(initial=0) <= limit:
+        return None
+    return np.exp(2 * k)                                                  # (B, S, A)
+
+
+def tanh_of_sum(q, k, e2k, u) -> np.ndarray:
+    """u_bj = tanh(q_b + k_bj) into ``u`` (B, S, A), for q (B, A) and k (B, S, A). With
+    e2k = ``exp_2k(k)`` and |q| ≤ LIMIT, as
+
+        tanh(q + k) = 1 − 2 / (1 + e^{2q} e^{2k})
+
+    four passes over (B, S, A) where a tanh costs some twenty to thirty (an exp and its glue);
+    the exp of (B, S, A) is paid once per batch, not per step. Error: P = e^{2q} e^{2k} is
+    within 3 ulp of e^{2(q+k)} and ∂tanh/∂log P ≤ 1/2, so u is within 2⁻⁵¹ of tanh(q + k)
+    absolutely in float64, as ``tanh_`` is (2⁻²² in float32). Otherwise (no e2k, or a large
+    or NaN q) ``tanh_(q + k)``."""
+    if e2k is not None and np.abs(q).max(initial=0) <= LIMIT[q.dtype]:
+        np.multiply(np.exp(2 * q)[:, None, :], e2k, out=u)               # e^{2(q + k)}
+        u += 1
+        np.divide(2, u, out=u)
+        return np.subtract(1, u, out=u)
     np.add(q[:, None, :], k, out=u)
-    tanh_(u)                                                              # (B, S, A)
-    e = u @ v                                                             # (B, S)
+    return tanh_(u)
+
+
+def additive_read(q, k, v, keys, mask, u, e2k=None) -> tuple:
+    """α (B, S) and c (B, K) for one projected query q = W_q s (B, A): e_j = vᵀ u_j with
+    u_j = tanh(q + k_j) written into ``u`` (B, S, A) (``tanh_of_sum``, e2k = e^{2k} or None),
+    α = softmax over the real j, c = Σ_j α_j h_j."""
+    tanh_of_sum(q, k, e2k, u)                                             # (B, S, A)
+    e = (u.reshape(-1, u.shape[2]) @ v).reshape(u.shape[:2])  # (B, S): one product, not B
     if mask is not None:
         e[~mask] = -np.inf
     e -= e.max(axis=1, keepdims=True)
@@ -168,14 +202,20 @@ def additive_read(q, k, v, keys, mask, u) -> tuple:
     return e, (e[:, None, :] @ keys)[:, 0]                                # (B, S), (B, K)
 
 
-def bahdanau_step(y_prev, s, keys, projected, mask, W_q, v, table, W_c, W_hh, b_hh) -> tuple:
+def bahdanau_step(y_prev, s, keys, projected, mask, W_q, v, table, W_c, W_hh, b_hh,
+                  e2k=None) -> tuple:
     """One step without a graph (decoding): (s_t (B, H), c_t (B, K), α_t (B, S)) from the ids
-    y_{t−1} (B,), s = s_{t−1} (B, H), the input table (G, V) and the arrays as above."""
+    y_{t−1} (B,), s = s_{t−1} (B, H), the input table (G, V), e2k = ``exp_2k(projected)`` (or
+    None) and the arrays as above. The GRU runs feature-major, as in ``bahdanau_sequence``;
+    s_t is returned as the view (s_tᵀ)ᵀ."""
     a, c = additive_read(s @ W_q.T, projected, v, keys, mask,
-                         np.empty(projected.shape, projected.dtype))
-    gi = table.T[y_prev]                                                  # (B, G)
-    gi += c @ W_c.T
-    return reset_after_forward(gi, s, W_hh, b_hh)[0], c, a
+                         np.empty(projected.shape, projected.dtype), e2k)
+    (G, H), B = W_hh.shape, s.shape[0]
+    gi = table[:, y_prev]                                                 # (G, B)
+    gi += W_c @ c.T
+    gh, n, out = np.empty((G, B), s.dtype), np.empty((H, B), s.dtype), np.empty((H, B), s.dtype)
+    gru_forward(gi, s.T, W_hh, b_hh[:, None], gh, n, out)                 # s_tᵀ (H, B)
+    return out.T, c, a
 
 
 
@@ -203,10 +243,10 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     states[0] = s0_.T
     u, alpha = np.empty((T, B, S, A), dtype), np.empty((B, T, S), dtype)
     c, gh, n = np.empty((B, T, K), dtype), np.empty((T, G, B), dtype), np.empty((T, H, B), dtype)
-    gi, b_col = np.empty((G, B), dtype), b_hh[:, None]
+    gi, b_col, e2k = np.empty((G, B), dtype), b_hh[:, None], exp_2k(k_)
     for t in range(T):
         q = states[t].T @ Wq.T                                            # W_q s (B, A), contiguous
-        alpha[:, t], c[:, t] = additive_read(q, k_, v_, h_, mask, u[t])
+        alpha[:, t], c[:, t] = additive_read(q, k_, v_, h_, mask, u[t], e2k)
         np.matmul(W_c, c[:, t].T, out=gi)                                 # (G, B)
         gi += gi_y[t].T
         gru_forward(gi, states[t], W_hh, b_col, gh[t], n[t], states[t + 1])

@@ -25,7 +25,8 @@ Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G 
   (reset after) runs both directions as ``bigru_sequence``, and ``FastBahdanauDecoder``,
   teacher-forced with the additive (or concat) tanh score and none of attention's options,
   runs all T steps as ``bahdanau_sequence``. Otherwise they take the per-step path above.
-  Under ``no_grad`` (decoding) the same decoder's ``step`` is ``bahdanau_step``, plain NumPy.
+  Under ``no_grad`` (decoding) the same decoder's ``step`` is ``bahdanau_step``, plain NumPy,
+  and its ``start`` computes e^{2k} of the projected keys once (``fused_seq.tanh_of_sum``).
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ from models.checks import check_source
 from models.decoders import BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder, Encoded, annotate
 from models.fused import gru_step
-from models.fused_seq import bahdanau_sequence, bahdanau_step, bigru_sequence
+from models.fused_seq import bahdanau_sequence, bahdanau_step, bigru_sequence, exp_2k
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
 from models.transformer_layers import FeedForward
@@ -174,6 +175,7 @@ class FastAttentionContext(NamedTuple):
     rng: np.random.Generator | None
     table: mg.Tensor             # (G, V) column y: W_ih^emb E[y] + b_ih
     W_rest: mg.Tensor | None     # (G, ·) the cell's input weights for the rest of its input
+    e2k: np.ndarray | None = None  # e^{2k} (B, S, A) of the projected keys, when decoding fast
 
 
 class FastBahdanauDecoder(BahdanauDecoder):
@@ -193,17 +195,22 @@ class FastBahdanauDecoder(BahdanauDecoder):
 
     def start(self, encoded, rng=None) -> tuple:
         state, ctx = super().start(encoded, rng)
-        return state, FastAttentionContext(*ctx, *decoder_tables(self))
+        e2k = exp_2k(ctx.projected.data) if self.decodes_in_numpy() else None  # (B, S, A)
+        return state, FastAttentionContext(*ctx, *decoder_tables(self), e2k)
+
+    def decodes_in_numpy(self) -> bool:
+        """Does ``step`` run ``bahdanau_step``? (no graph, and what it computes)"""
+        return (not mode.grad_enabled and query_weight(self.attention) is not None
+                and whole_sequence(self.cell))
 
     def step(self, y_prev, state, ctx: FastAttentionContext, t):
         (s,) = state                                                     # s_{t−1} (B, H)
-        W_q = query_weight(self.attention)
-        if not mode.grad_enabled and W_q is not None and whole_sequence(self.cell):  # decoding
+        if self.decodes_in_numpy():
             v, cell = self.attention.score.v, self.cell
             s, c, alpha = bahdanau_step(y_prev, s.data, ctx.keys.data, ctx.projected.data,
-                                        ctx.mask, W_q.data, v.data, ctx.table.data,
-                                        ctx.W_rest.data, cell.weight_hh.data,
-                                        cell.bias_hh.data)               # (B, H), (B, K), (B, S)
+                                        ctx.mask, query_weight(self.attention).data, v.data,
+                                        ctx.table.data, ctx.W_rest.data, cell.weight_hh.data,
+                                        cell.bias_hh.data, ctx.e2k)      # (B, H), (B, K), (B, S)
             s = mg.Tensor(s)
             return (s,), (s, mg.Tensor(c)), mg.Tensor(alpha)
         c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,

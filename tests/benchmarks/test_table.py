@@ -56,3 +56,13 @@ def test_write_replaces_only_between_the_markers(tmp_path):
     with pytest.raises(SystemExit, match="markers"):
         table.write("x", plain)
     assert plain.read_text(encoding="utf-8") == "no markers\n"
+
+
+def test_skip_reads_a_row_name_with_its_own_comma_and_names_an_unknown_row():
+    assert table.parse_skip("kernels, per step,MyGrad") == {"kernels, per step", "MyGrad"}
+    assert table.parse_skip("torch.compile, HIPS autograd,") == {"torch.compile", "HIPS autograd"}
+    assert table.parse_skip("") == set()
+    with pytest.raises(SystemExit, match=r"--skip: 'kernels' is not a row that can be skipped"):
+        table.parse_skip("kernels")                    # the kernels row is what the table is for
+    with pytest.raises(SystemExit, match=r"--skip: 'MyGrd'.*rows: kernels, per step, "):
+        table.parse_skip("MyGrd")

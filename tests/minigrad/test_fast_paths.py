@@ -85,10 +85,12 @@ def test_gradient_arriving_many_times_accumulates_without_touching_the_vjps_arra
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_kernel_tanh_and_sigmoid_equal_numpys_everywhere_without_warnings(dtype):
     """float64's tanh from exp is within 2⁻⁵¹ of np.tanh from 0 to far past overflow of e^2x,
-    keeps the sign (and −0.0), and σ = (1 + tanh(a/2)) / 2 equals the stable sigmoid."""
+    keeps the sign (and −0.0), and σ = 1 / (1 + e^−a), clipped, equals the stable sigmoid (and
+    in float64 to 4 ulp relatively down to σ(−708), the last normal e^−a)."""
     from minigrad.kernels import sigmoid_, tanh_
     from minigrad.ops import sigmoid_array
     x = np.concatenate([np.linspace(-30, 30, 2001), [0.0, -0.0, 1e-300, -1e-12, 19.9, 20.1, 400, -800, 3e38],
+                        np.linspace(-760, 760, 301), [36.0, 37.0, -745.0, -746.0, -3e38, np.inf, -np.inf],
                         np.random.default_rng(0).standard_normal(500)]).astype(dtype)
     tol = 2 ** -51 if dtype == np.float64 else 2 ** -23
     with np.errstate(all="raise"):
@@ -97,6 +99,12 @@ def test_kernel_tanh_and_sigmoid_equal_numpys_everywhere_without_warnings(dtype)
     np.testing.assert_allclose(t, np.tanh(x), rtol=0, atol=tol)
     np.testing.assert_array_equal(np.signbit(t), np.signbit(np.tanh(x)))
     np.testing.assert_allclose(s, sigmoid_array(x), rtol=0, atol=tol)
+    if dtype == np.float64:
+        normal = x >= -708                                           # σ ≥ e^−708, a normal number
+        np.testing.assert_allclose(s[normal], sigmoid_array(x)[normal], rtol=4 * 2 ** -52, atol=0)
+    with np.errstate(all="raise"):
+        assert np.isnan(sigmoid_(np.array([np.nan, 1.0], dtype))).tolist() == [True, False]
+        assert np.isnan(tanh_(np.array([np.nan, -np.inf], dtype))).tolist() == [True, False]
     view = np.stack([x, x])[:, ::3]                                  # a strided view, in place
     tanh_(view)
     np.testing.assert_allclose(view, np.tanh(np.stack([x, x])[:, ::3]), rtol=0, atol=tol)

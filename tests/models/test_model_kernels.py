@@ -16,6 +16,7 @@ from models.transformer_layers import FeedForward
 from models.kernels import (KERNELS, FastBahdanauDecoder, FastBiGRUEncoder, FastLuongDecoder,
                             FusedFeedForward,
                             FastPlainDecoder, FusedGRUCell, use_core, use_kernels)
+from models import fused_seq
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
 
@@ -306,3 +307,66 @@ def test_the_sequence_decoder_names_an_out_of_range_input_id():
     encoded = model.encoder(src, src_mask)
     with pytest.raises(ValueError, match=r"decoder inputs: token id 8 is out of range for a vocabulary of 8"):
         model.decoder(encoded, np.full_like(tgt, 8))
+
+
+# ---- decoding: the no_grad step (bahdanau_step) against the core model ----------------------
+
+@pytest.mark.parametrize("dtype, tol", [("float64", 1e-12), ("float32", 2e-5)])
+def test_greedy_and_beam_on_the_kernels_equal_the_core_in_tokens_log_p_and_alignments(
+        dtype, tol, monkeypatch):
+    """Greedy (every prefix, so each token's log p) and beam search (k = 3) of the kernels path
+    choose the core model's tokens and match its log-probabilities and alignments, through
+    ``bahdanau_step`` at every step."""
+    import models.kernels as kernels
+    rng = np.random.default_rng(8)
+    src, src_mask = random_batch(rng, [7, 3, 5, 6, 2], 11)
+    core = tiny_model(**DISTINCT, dtype=dtype)
+    fast = use_kernels(tiny_model(**DISTINCT, dtype=dtype))
+    calls = []
+    monkeypatch.setattr(kernels, "bahdanau_step",
+                        lambda *a: calls.append(1) or fused_seq.bahdanau_step(*a))
+    for n in range(1, 9):
+        want, got = core.greedy(src, n, src_mask), fast.greedy(src, n, src_mask)
+        for a, b in zip(want, got):
+            assert a.tokens == b.tokens
+            assert abs(a.score - b.score) <= tol * max(1.0, abs(a.score))  # prefix n: its log p
+            np.testing.assert_allclose(b.weights, a.weights, rtol=tol, atol=tol)
+    want, got = core.beam(src, 3, 0.6, 8, src_mask), fast.beam(src, 3, 0.6, 8, src_mask)
+    for a, b in zip(want, got):
+        assert a.tokens == b.tokens
+        assert abs(a.score - b.score) <= tol * max(1.0, abs(a.score))
+        np.testing.assert_allclose(b.weights, a.weights, rtol=tol, atol=tol)
+    assert len(calls) >= 8 + 1                                     # the fast step ran throughout
+    assert {len(t.tokens) for t in got} != {1}                     # not all stopped at once
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 2 ** -51), (np.float32, 2 ** -22)])
+def test_tanh_of_a_sum_from_exp_2k_equals_tanh_up_to_the_limit_and_falls_back_past_it(dtype, tol):
+    """tanh(q + k) as 1 − 2 / (1 + e^{2q} e^{2k}) is within 2⁻⁵¹ (float64) of np.tanh, also for
+    large q and k of opposite signs up to LIMIT, without a warning; past the limit, or with a
+    NaN, it is tanh_ of the sum (NaN where the sum is NaN)."""
+    rng = np.random.default_rng(3)
+    limit = fused_seq.LIMIT[np.dtype(dtype)]
+    q = rng.uniform(-3, 3, (4, 5)).astype(dtype)
+    k = rng.uniform(-3, 3, (4, 6, 5)).astype(dtype)
+    q[0], k[0] = limit, -(limit - rng.uniform(0, 4, (6, 5)))          # saturating, and near 0
+    q[1], k[1] = -limit, limit
+    u = np.empty(k.shape, dtype)
+    with np.errstate(all="raise"):
+        e2k = fused_seq.exp_2k(k)
+        assert e2k is not None
+        got = fused_seq.tanh_of_sum(q, k, e2k, u)
+    assert got is u and u.dtype == dtype
+    np.testing.assert_allclose(u, np.tanh(q[:, None, :] + k), rtol=0, atol=tol)
+    big = k.copy()
+    big[2, 3, 1] = 2 * limit
+    assert fused_seq.exp_2k(big) is None and fused_seq.exp_2k(np.full_like(k, np.nan)) is None
+    for q_, k_ in ((q, big), (np.where(q > 2, 2 * limit, q).astype(dtype), k)):
+        with np.errstate(all="raise"):
+            fused_seq.tanh_of_sum(q_, k_, fused_seq.exp_2k(k_) if k_ is k else None, u)
+        np.testing.assert_allclose(u, np.tanh(q_[:, None, :] + k_), rtol=0, atol=tol)
+    q_nan = q.copy()
+    q_nan[3, 2] = np.nan
+    with np.errstate(all="raise"):
+        fused_seq.tanh_of_sum(q_nan, k, e2k, u)
+    assert np.isnan(u[3, :, 2]).all() and np.isfinite(np.delete(u.reshape(-1, 5), 2, axis=1)).all()
