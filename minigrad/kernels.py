@@ -84,6 +84,15 @@ def sigmoid_(a: np.ndarray) -> np.ndarray:
     return np.divide(1, a, out=a)
 
 
+def log_softmax_(z: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis in place, as ``functional.log_softmax`` computes it:
+    z − m − log Σ e^{z − m}, m the row's maximum (0 where that is not finite)."""
+    m = z.max(axis=-1, keepdims=True)
+    z -= np.where(np.isfinite(m), m, 0)
+    z -= np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return z
+
+
 # ---- layer norm and GELU, each one op with its closed-form VJP -------------------------------
 
 def fused_layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 import minigrad as mg
-from minigrad import init
+from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear, Module, check_sizes
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
@@ -89,6 +89,10 @@ class Decoder(Module):
         # [s_t ; c_t] (B, [T,] H+K); Luong's features are h̃_t alone (B, [T,] H)
         x = features[0] if len(features) == 1 else mg.concatenate(list(features), axis=-1)
         return self.out(x)                                               # (B, [T,] V)
+
+    def log_probs(self, features) -> mg.Tensor:
+        """log p(y | y_<t, x) = log softmax(W_o [features] + b_o) (B, V), one decoding step."""
+        return F.log_softmax(self.logits(features))
 
     def forward(self, encoded: Encoded, tgt_in: np.ndarray, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:

@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F
 
 from models.vocab import BOS, EOS, PAD
 from models.checks import check_source
@@ -48,19 +47,18 @@ def _check_max_len(max_len: int) -> None:
 
 def _results(tokens, alphas, logps, mask) -> list:
     """Cut each row at its first EOS. tokens, logps (B, L); alphas (B, L, S) or None."""
-    out = []
-    for b in range(tokens.shape[0]):
-        eos = np.flatnonzero(tokens[b] == EOS)                       # positions of EOS in row b
-        n = eos[0] + 1 if eos.size else tokens.shape[1]
-        S_b = int(mask[b].sum())
-        weights = None if alphas is None else alphas[b, :n, :S_b].copy()  # (n, S_b)
-        out.append(Translation([int(i) for i in tokens[b, :n]], weights, float(logps[b, :n].sum())))
-    return out
+    B, L = tokens.shape
+    is_eos = tokens == EOS                                              # (B, L)
+    ends = np.where(is_eos.any(axis=1), is_eos.argmax(axis=1) + 1, L)   # (B,): tokens kept
+    scores = np.where(np.arange(L) < ends[:, None], logps, 0.0).sum(axis=1)  # (B,)
+    rows, S, ends = tokens.tolist(), mask.sum(axis=1).tolist(), ends.tolist()
+    return [Translation(rows[b][:n], None if alphas is None else alphas[b, :n, :S[b]].copy(),
+                        float(scores[b])) for b, n in enumerate(ends)]
 
 
 def _log_probs(model, features) -> np.ndarray:
     """log p(y | y_<t, x) (B, V) in float64; PAD and BOS are never emitted (log p = −inf)."""
-    logp = F.log_softmax(model.decoder.logits(features)).data.astype(np.float64)  # (B, V)
+    logp = model.decoder.log_probs(features).data.astype(np.float64)    # (B, V)
     logp[:, [PAD, BOS]] = -np.inf
     return logp
 

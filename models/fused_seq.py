@@ -14,7 +14,8 @@ new is *where* the work goes (measured in ``benchmarks/README.md``):
   blocks r | z | n are row blocks: each an ordinary contiguous array. On the column blocks of a
   (B, G) array NumPy's elementwise loops run 3–4× slower.
 * **Over time at once**, whatever does not depend on the recurrence: the input projections
-  (one product for all S or T steps), and in the backward the gradients of the weights that
+  (W_ih E[y] + b_ih read from a table over the vocabulary, W_ih Eᵀ + b_ih (G, V), made once
+  per batch: V·E·G multiply-adds instead of S·B·E·G), and in the backward the gradients of the weights that
   every step uses, ∂L/∂W = Σ_t δ_t x_tᵀ, as one product over all steps (``over_time``), and
   the read's ∂L/∂h_j = Σ_t α_tj g_t as one batched product (B, S, T) @ (B, T, K).
 * **Both encoder directions in one loop**, stacked (2, H, B): half the NumPy calls per step.
@@ -106,30 +107,32 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     params = (embedding,) + tuple(getattr(c, k) for c in cells for k in names)
     W_ih, b_ih, W_hh, b_hh = (np.stack([getattr(c, k).data for c in cells]) for k in names)
     E_ = embedding.data                                                   # (V, E)
-    (B, S), (_, G, H) = src.shape, W_hh.shape                             # W_hh (2, G, H)
-    x = E_[src.T]                                                         # (S, B, E)
-    gi = np.matmul(x.reshape(S * B, -1), W_ih.swapaxes(1, 2))             # (2, S·B, G)
-    gi += b_ih[:, None, :]
-    gi = _in_step_order(gi.reshape(2, S, B, G).transpose(1, 0, 3, 2))     # (S, 2, G, B)
+    (B, S), (_, G, H), V = src.shape, W_hh.shape, E_.shape[0]             # W_hh (2, G, H)
+    table = np.matmul(W_ih, E_.T) + b_ih[:, :, None]                      # (2, G, V): W_ih E[y] + b_ih
+    ids = np.stack([src.T, src.T[::-1] + V], axis=1)                      # (S, 2, B), step order
+    gi = np.take(np.concatenate([table[0], table[1]], axis=1), ids, axis=1)  # (G, S, 2, B)
+    gi = np.ascontiguousarray(gi.transpose(1, 2, 0, 3))                   # (S, 2, G, B)
     real = _in_step_order(np.stack([mask.T, mask.T], axis=1))[:, :, None, :]  # (S, 2, 1, B)
     held = ~real.all(axis=(1, 2, 3))                                      # (S,): any padding?
-    states, before = np.empty((S, 2, H, B), x.dtype), np.empty((S, 2, H, B), x.dtype)
-    gh, n = np.empty((S, 2, G, B), x.dtype), np.empty((S, 2, H, B), x.dtype)
-    h, b_col = np.zeros((2, H, B), x.dtype), b_hh[:, :, None]
+    states = np.zeros((S + 1, 2, H, B), E_.dtype)                         # h_0 = 0, then step k's h
+    gh, n = np.empty((S, 2, G, B), E_.dtype), np.empty((S, 2, H, B), E_.dtype)
+    b_col = b_hh[:, :, None]
     for k in range(S):
-        before[k] = h
-        gru_forward(gi[k], h, W_hh, b_col, gh[k], n[k], states[k])
+        gru_forward(gi[k], states[k], W_hh, b_col, gh[k], n[k], states[k + 1])
         if held[k]:                                                       # h held at padding
-            np.copyto(states[k], h, where=~real[k])
-        h = states[k]
-    by_position = _in_step_order(states)                                  # (S, 2, H, B)
-    out = by_position.reshape(S, 2 * H, B).transpose(2, 0, 1) * mask[:, :, None]  # (B, S, 2H)
+            np.copyto(states[k + 1], states[k], where=~real[k])
+    before = states[:S]                                                   # (S, 2, H, B): each step's h
+    out = np.empty((B, S, 2, H), E_.dtype)                                # by position
+    np.copyto(out.transpose(1, 2, 3, 0)[:, 0], states[1:, 0])
+    np.copyto(out.transpose(1, 2, 3, 0)[:, 1], states[:0:-1, 1])
+    out[~mask] = 0
+    out = out.reshape(B, S, 2 * H)                                        # (B, S, 2H)
 
     def vjp(g):                                                           # g (B, S, 2H)
         g = (g * mask[:, :, None]).transpose(1, 2, 0).reshape(S, 2, H, B)
         d_states = _in_step_order(g)                                      # (S, 2, H, B)
         d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (S, 2, G, B)
-        carry = np.zeros((2, H, B), x.dtype)                              # ∂L/∂h from step k + 1
+        carry = np.zeros((2, H, B), E_.dtype)                             # ∂L/∂h from step k + 1
         for k in reversed(range(S)):
             g_k = d_states[k]
             g_k += carry
@@ -139,6 +142,7 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
             carry = gru_backward(g_k, before[k], gh[k], n[k], W_hh, d_gi[k], d_gh[k])
             if held[k]:
                 carry += passed
+        x = E_[src.T]                                                     # (S, B, E)
         xs = (x, x[::-1])                                                 # x in each one's step order
         d_x = [np.matmul(d_gi[:, d].transpose(0, 2, 1), W_ih[d]) for d in (0, 1)]  # (S, B, E)
         d_x = d_x[0] + d_x[1][::-1]                                       # by position

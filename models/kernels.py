@@ -36,7 +36,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F
-from minigrad.kernels import fused_gelu, swap, use_core as _use_core
+from minigrad.kernels import fused_gelu, log_softmax_, swap, use_core as _use_core
 from minigrad.modes import mode
 
 from attention.kernels import KERNELS as _BELOW
@@ -147,13 +147,27 @@ def query_weight(attention):
     return None
 
 
+class NumpyLogProbs:
+    """A decoder's ``log_probs`` without a graph when none is recorded (decoding): the output
+    layer and log softmax in NumPy, [features] W_oᵀ + b_o then ``log_softmax_``."""
+
+    def log_probs(self, features) -> mg.Tensor:
+        if mode.grad_enabled:
+            return super().log_probs(features)
+        x = np.concatenate([f.data for f in features], axis=-1)          # (B, F)
+        z = x @ self.out.weight.data.T                                   # (B, V)
+        if self.out.bias is not None:
+            z += self.out.bias.data
+        return mg.Tensor(log_softmax_(z))
+
+
 class FastPlainContext(NamedTuple):
     c: mg.Tensor       # (B, K) the fixed context vector
     table: mg.Tensor   # (3H, V) column y: W_ih^emb E[y] + b_ih
     gi_c: mg.Tensor    # (B, 3H) W_ih^c c, the cell's input from c: the same at every step
 
 
-class FastPlainDecoder(PlainDecoder):
+class FastPlainDecoder(NumpyLogProbs, PlainDecoder):
     """``PlainDecoder`` reading W_ih^emb E[y_{t−1}] + b_ih from a table, W_ih^c c once per batch."""
 
     def start(self, encoded, rng=None) -> tuple:
@@ -178,7 +192,7 @@ class FastAttentionContext(NamedTuple):
     e2k: np.ndarray | None = None  # e^{2k} (B, S, A) of the projected keys, when decoding fast
 
 
-class FastBahdanauDecoder(BahdanauDecoder):
+class FastBahdanauDecoder(NumpyLogProbs, BahdanauDecoder):
     """``BahdanauDecoder`` teacher-forced as one op (``bahdanau_sequence``) and decoding with
     ``bahdanau_step`` where they apply; else per step, the GRU input table[y_{t−1}] + W_ih^c c_t."""
 
@@ -220,7 +234,7 @@ class FastBahdanauDecoder(BahdanauDecoder):
         return (s,), (s, c), alpha
 
 
-class FastLuongDecoder(LuongDecoder):
+class FastLuongDecoder(NumpyLogProbs, LuongDecoder):
     """``LuongDecoder`` whose RNN input is table[y_{t−1}] (+ W_ih^feed h̃_{t−1})."""
 
     def start(self, encoded, rng=None) -> tuple:
