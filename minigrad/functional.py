@@ -195,7 +195,8 @@ def linear(x, weight, bias=None) -> Tensor:
     if x.shape[-1:] != weight.shape[1:]:
         raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
                          f"{weight.shape} (expects last dim {weight.shape[1]})")
-    out = x.data @ weight.data.T
+    lead, n_in = x.shape[:-1], weight.shape[1]  # leading axes: rows of one 2-D product
+    out = (x.data.reshape(-1, n_in) @ weight.data.T).reshape(lead + weight.shape[:1])
     parents = (x, weight)
     if bias is not None:
         bias = as_tensor(bias, weight)
@@ -209,8 +210,8 @@ def linear(x, weight, bias=None) -> Tensor:
 
     def vjp(xp, g, out, x, weight, bias=None):
         g2 = g.reshape(-1, g.shape[-1])                                  # (N, out)
-        gx = g @ weight if dx else None                                  # (..., in)
-        gw = g2.T @ x.reshape(-1, x.shape[-1]) if dw else None           # (out, in)
+        gx = (g2 @ weight).reshape(lead + (n_in,)) if dx else None      # (..., in)
+        gw = g2.T @ x.reshape(-1, n_in) if dw else None                  # (out, in)
         return (gx, gw) if bias is None else (gx, gw, g2.sum(axis=0))
     return Tensor._from_op(out, parents, vjp, "linear")
 

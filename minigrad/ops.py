@@ -508,6 +508,10 @@ def matmul(a, b) -> Tensor:
                          f"could not be broadcast together") from None
 
     def vjp(xp, g, out, A, B):
+        if b.ndim == 1 and a.ndim > 1:  # a matrix-vector product: out_..i = Σ_k A_..ik B_k
+            ga = g[..., None] * B if a.requires_grad else None            # (..., n, k): g ⊗ B
+            gb = A.reshape(-1, A.shape[-1]).T @ g.reshape(-1) if b.requires_grad else None  # (k,)
+            return ga, gb
         A = A if a.ndim > 1 else A[None, :]                  # (..., n, k)
         B = B if b.ndim > 1 else B[:, None]                  # (..., k, m)
         batch = g.shape[:g.ndim - (a.ndim > 1) - (b.ndim > 1)]
