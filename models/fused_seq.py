@@ -192,12 +192,26 @@ def tanh_of_sum(q, k, e2k, u) -> np.ndarray:
     return tanh_(u)
 
 
-def additive_read(q, k, v, keys, mask, u, e2k=None) -> tuple:
-    """α (B, S) and c (B, K) for one projected query q = W_q s (B, A): e_j = vᵀ u_j with
-    u_j = tanh(q + k_j) written into ``u`` (B, S, A) (``tanh_of_sum``, e2k = e^{2k} or None),
-    α = softmax over the real j, c = Σ_j α_j h_j."""
-    tanh_of_sum(q, k, e2k, u)                                             # (B, S, A)
-    e = (u.reshape(-1, u.shape[2]) @ v).reshape(u.shape[:2])  # (B, S): one product, not B
+def additive_scores(q, k, e2k, v, u) -> np.ndarray:
+    """e_bj = vᵀ tanh(q_b + k_bj) (B, S) when the tanh itself is not needed (decoding), ``u``
+    (B, S, A) as scratch. With E = e^{2q} (B, A) and tanh(x) = 1 − 2 / (1 + e^{2x}):
+
+        e_bj = Σ_a v_a − Σ_a (2 v_a / E_a) / (1/E_a + e^{2k_bja})
+
+    two passes over (B, S, A) and one batched product, where ``tanh_of_sum`` and then vᵀu take
+    four passes and a product (the same bounds on q and k keep every term a normal number).
+    Otherwise (no e2k, or a large or NaN q) through ``tanh_of_sum``."""
+    if e2k is None or not np.abs(q).max(initial=0) <= LIMIT[q.dtype]:
+        tanh_of_sum(q, k, e2k, u)
+        return (u.reshape(-1, u.shape[2]) @ v).reshape(u.shape[:2])      # (B, S)
+    E = np.exp(2 * q)                                                     # (B, A)
+    np.add(e2k, (1 / E)[:, None, :], out=u)                               # 1/E + e^{2k}
+    np.divide(1, u, out=u)
+    return v.sum() - (u @ ((2 * v) / E)[:, :, None])[:, :, 0]             # (B, S)
+
+
+def masked_read(e, keys, mask) -> tuple:
+    """α = softmax of the scores e (B, S) over the real j (in place), c = Σ_j α_j h_j (B, K)."""
     if mask is not None:
         e[~mask] = -np.inf
     e -= e.max(axis=1, keepdims=True)
@@ -206,14 +220,23 @@ def additive_read(q, k, v, keys, mask, u, e2k=None) -> tuple:
     return e, (e[:, None, :] @ keys)[:, 0]                                # (B, S), (B, K)
 
 
+def additive_read(q, k, v, keys, mask, u, e2k=None) -> tuple:
+    """α (B, S) and c (B, K) for one projected query q = W_q s (B, A): e_j = vᵀ u_j with
+    u_j = tanh(q + k_j) written into ``u`` (B, S, A) (``tanh_of_sum``, e2k = e^{2k} or None),
+    α = softmax over the real j, c = Σ_j α_j h_j."""
+    tanh_of_sum(q, k, e2k, u)                                             # (B, S, A)
+    e = (u.reshape(-1, u.shape[2]) @ v).reshape(u.shape[:2])  # (B, S): one product, not B
+    return masked_read(e, keys, mask)
+
+
 def bahdanau_step(y_prev, s, keys, projected, mask, W_q, v, table, W_c, W_hh, b_hh,
                   e2k=None) -> tuple:
     """One step without a graph (decoding): (s_t (B, H), c_t (B, K), α_t (B, S)) from the ids
     y_{t−1} (B,), s = s_{t−1} (B, H), the input table (G, V), e2k = ``exp_2k(projected)`` (or
     None) and the arrays as above. The GRU runs feature-major, as in ``bahdanau_sequence``;
     s_t is returned as the view (s_tᵀ)ᵀ."""
-    a, c = additive_read(s @ W_q.T, projected, v, keys, mask,
-                         np.empty(projected.shape, projected.dtype), e2k)
+    e = additive_scores(s @ W_q.T, projected, e2k, v, np.empty(projected.shape, projected.dtype))
+    a, c = masked_read(e, keys, mask)                                     # (B, S), (B, K)
     (G, H), B = W_hh.shape, s.shape[0]
     gi = table[:, y_prev]                                                 # (G, B)
     gi += W_c @ c.T

@@ -370,3 +370,32 @@ def test_tanh_of_a_sum_from_exp_2k_equals_tanh_up_to_the_limit_and_falls_back_pa
     with np.errstate(all="raise"):
         fused_seq.tanh_of_sum(q_nan, k, e2k, u)
     assert np.isnan(u[3, :, 2]).all() and np.isfinite(np.delete(u.reshape(-1, 5), 2, axis=1)).all()
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 2 ** -48), (np.float32, 2 ** -19)])
+def test_additive_scores_without_the_tanh_equal_v_dot_tanh_at_the_limits_and_past_them(dtype, tol):
+    """Decoding's e = vᵀ tanh(q + k) as Σv − Σ_a (2 v_a / E_a) / (1/E_a + e^{2k}) equals the
+    product with np.tanh (to a few ulp of Σ|v|), saturating q and k included, with no warning;
+    past the limit, or with no e^{2k}, it takes tanh_of_sum; a NaN q gives NaN scores."""
+    rng = np.random.default_rng(4)
+    limit = fused_seq.LIMIT[np.dtype(dtype)]
+    q = rng.uniform(-3, 3, (4, 5)).astype(dtype)
+    k = rng.uniform(-3, 3, (4, 6, 5)).astype(dtype)
+    v = rng.uniform(-2, 2, 5).astype(dtype)
+    q[0], k[0] = limit, -(limit - rng.uniform(0, 4, (6, 5)))
+    q[1], k[1] = -limit, limit
+    exact = np.tanh(q.astype(np.float64)[:, None, :] + k) @ v.astype(np.float64)  # (B, S)
+    u = np.empty(k.shape, dtype)
+    scale = np.abs(v).sum()
+    with np.errstate(all="raise"):
+        got = fused_seq.additive_scores(q, k, fused_seq.exp_2k(k), v, u)
+        assert got.dtype == dtype and got.shape == (4, 6)
+        np.testing.assert_allclose(got, exact, rtol=0, atol=tol * scale)
+        for q_, e2k in ((q, None), (np.where(q > 2, 2 * limit, q).astype(dtype), fused_seq.exp_2k(k))):
+            got = fused_seq.additive_scores(q_, k, e2k, v, u)
+            want = np.tanh(q_.astype(np.float64)[:, None, :] + k) @ v.astype(np.float64)
+            np.testing.assert_allclose(got, want, rtol=0, atol=tol * scale)
+    q[3, 2] = np.nan
+    with np.errstate(invalid="ignore"):
+        got = fused_seq.additive_scores(q, k, fused_seq.exp_2k(k), v, u)
+    assert np.isnan(got[3]).all() and np.isfinite(got[:3]).all()
