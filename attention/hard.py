@@ -10,7 +10,8 @@ Soft attention (source 004 §4) reads c = Σ_j α_j h_j with α = softmax(e). Th
 of the scores, c is piecewise constant: away from ties a small change of e does not change
 j*, so ∂c/∂e_j = 0 almost everywhere, and at a tie c jumps, so there is no derivative at
 all. Backpropagation therefore gives the scorer nothing to learn from; hard attention has to
-be trained otherwise (REINFORCE in Xu et al. 2015's visual attention, as source 004 §4 notes).
+be trained otherwise: source 004 §4 names reinforcement learning in visual attention, citing
+Mnih, Heess, Graves and Kavukcuoglu 2014, Recurrent Models of Visual Attention (its note 6).
 The read is still linear in the values: ∂c/∂h_{j*} = I, ∂c/∂h_j = 0 for j ≠ j*.
 """
 from __future__ import annotations

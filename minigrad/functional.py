@@ -93,6 +93,32 @@ def softmax(x, axis: int = -1, mask=None) -> Tensor:
     return Tensor._from_op(y, (x,), lambda xp, g, y, x: (softmax_vjp(y, g, axis),), "softmax")
 
 
+def sparsemax(x, axis: int = -1) -> Tensor:
+    """sparsemax(x) = argmin_{p ∈ simplex} ‖p − x‖² (Martins & Astudillo 2016): like softmax, a
+    distribution (p ≥ 0, Σ p = 1) that keeps the order of x, but with exact zeros:
+
+        p_i = max(x_i − τ, 0),   τ = (Σ_{i∈S} x_i − 1) / |S|,   S = {i : p_i > 0}.
+
+    S: sort x descending, x₍₁₎ ≥ x₍₂₎ ≥ …; S holds the k largest for the largest k with
+    1 + k x₍ₖ₎ > Σ_{j≤k} x₍ⱼ₎. S does not change under a small change of x (away from the
+    kinks x_i = τ), so it is a constant here and the rest is composed from ops: autograd gives
+    the Jacobian ∂p/∂x = diag(s) − s sᵀ / |S| (s the indicator of S) with no VJP written out.
+    """
+    x = as_tensor(x)
+    axis = _check_axis("sparsemax", x, axis)
+    if x.ndim == 0:                                                      # one element: p = 1
+        return sparsemax(x.reshape(1)).reshape(())
+    z = np.moveaxis(x.data, axis, -1)                                    # (..., n)
+    top = -np.sort(-z, axis=-1)                                          # x₍₁₎ ≥ x₍₂₎ ≥ …
+    sums = np.cumsum(top, axis=-1)                                       # Σ_{j≤k} x₍ⱼ₎
+    k = (1 + np.arange(1, z.shape[-1] + 1) * top > sums).sum(axis=-1, keepdims=True)  # |S|
+    tau = (np.take_along_axis(sums, k - 1, axis=-1) - 1) / k             # (..., 1)
+    support = np.moveaxis(z > tau, -1, axis)                             # S, a constant
+    size = np.moveaxis(k, -1, axis).astype(x.data.dtype)                 # |S|
+    tau = ((x * support).sum(axis=axis, keepdims=True) - 1) / size       # τ, differentiable
+    return ops.relu(x - tau)
+
+
 def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
     """log softmax(x)_i = x_i − log Σ_j e^(x_j), stable. VJP: g − softmax(x) Σ_j g_j.
 

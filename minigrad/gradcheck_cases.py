@@ -80,6 +80,7 @@ def cases(rng: np.random.Generator) -> list:
         ("softmax mask", lambda x: F.softmax(x, mask=mask), [normal((3, 4))]),
         ("log_softmax", lambda x: F.log_softmax(x, axis=0), [normal((3, 4))]),
         ("log_softmax mask", lambda x: F.log_softmax(x, mask=mask), [normal((3, 4))]),
+        ("sparsemax", lambda x: F.sparsemax(x) ** 2, [normal((3, 4))]),
         ("cross_entropy", lambda x, t: F.cross_entropy(x, t, ignore_index=2), [normal((4, 5)), targets]),
         ("linear", F.linear, [normal((2, 3, 4)), normal((5, 4)), normal(5)]),
         ("embedding", lambda w: F.embedding(ids, w), [normal((5, 3))]),

@@ -5,6 +5,7 @@ Shape letters: T rows (a heatmap's target steps), S columns (its source position
 from __future__ import annotations
 
 import math
+import unicodedata
 from typing import Mapping, Sequence, Tuple
 
 import numpy as np
@@ -48,6 +49,17 @@ def token(label, max_len: int) -> str:
     """A label made visible (space -> ␣, control chars -> their pictures), cut to max_len."""
     s = printable(label).replace(" ", "␣") or "∅"
     return s if len(s) <= max_len else s[:max_len - 1] + "…"
+
+
+def columns(text: str) -> int:
+    """Terminal columns ``text`` takes: 2 for a wide (East Asian) character, else 1."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (on the left if ``right``)."""
+    room = " " * max(0, width - columns(text))
+    return room + text if right else text + room
 
 
 def fit(line: str, width: int) -> str:

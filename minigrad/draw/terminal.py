@@ -9,7 +9,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, Drawing, check_heatmap,
+from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, Drawing, check_heatmap, columns, pad,
                                   check_series, fit, nice_ticks, segments, tick_label, token)
 
 
@@ -25,21 +25,21 @@ def heatmap_text(weights, row_labels: Sequence, col_labels: Sequence,
     if max_width < 20:
         raise ValueError(f"heatmap_text: max_width must be at least 20, got {max_width}")
     rows = [token(r, min(12, max_width // 4)) for r in row_labels]
-    lw = max(len(r) for r in rows)
+    lw = max(columns(r) for r in rows)
     room = max_width - lw - 3  # "label │cells│"
     cell = 2 if 2 * w.shape[1] <= room else 1
     shown = min(w.shape[1], room // cell)
     cols = [token(c, 8) for c in col_labels[:shown]]
-    if all(len(c) <= cell for c in cols):  # one label per column, on one line
-        header = ["".join(c.ljust(cell) for c in cols)]
+    if all(columns(c) <= cell for c in cols):  # one label per column, on one line
+        header = ["".join(pad(c, cell) for c in cols)]
     else:  # longer labels read downwards, one character per line
-        header = ["".join((c[k] if k < len(c) else " ").ljust(cell) for c in cols)
+        header = ["".join(pad(c[k] if k < len(c) else " ", cell) for c in cols)
                   for k in range(max(len(c) for c in cols))]
     shades = np.searchsorted(SHADE_EDGES, w[:, :shown], side="right")  # (T, shown)
     lines = [fit(title, max_width)] if title else []
     lines += [" " * (lw + 2) + h.rstrip() for h in header]
     lines.append(" " * lw + " ┌" + "─" * (shown * cell) + "┐")
-    lines += [f"{r:>{lw}} │" + "".join(SHADES[s] * cell for s in row) + "│"
+    lines += [pad(r, lw, right=True) + " │" + "".join(SHADES[s] * cell for s in row) + "│"
               for r, row in zip(rows, shades)]
     lines.append(" " * lw + " └" + "─" * (shown * cell) + "┘")
     lines.append(fit("scale 0-1: [ ] <.01  [░] <.25  [▒] <.5  [▓] <.75  [█] <=1", max_width))

@@ -1,0 +1,17 @@
+"""Walkthroughs of the three sources (``../shared/sources``), each section by section, as
+percent-cell scripts (``book.py`` says how they print). ``python -m attention tour 004`` runs
+one; ``run(name, out_dir)`` runs one and returns its record (what the tests read)."""
+from __future__ import annotations
+
+import pathlib
+
+from attention.tours.book import Book, run_file
+
+HERE = pathlib.Path(__file__).resolve().parent
+TOURS = {"004": ("source_004.py", "Attention：模型怎样决定该看哪里？ (Bahdanau's soft read, from "
+                                  "the human analogy to its gradient)")}
+
+
+def run(name: str, out_dir: str | None = "attention-tour") -> Book:
+    """Run walkthrough ``name`` ("004"), printing as it goes; figures into ``out_dir``."""
+    return run_file(str(HERE / TOURS[name][0]), out_dir)

@@ -1,0 +1,110 @@
+"""What a walkthrough prints with: its headings, its comparisons with the source, its figures.
+
+A walkthrough (``attention/tours/source_*.py``) is a plain script in the percent-cell format:
+``# %%`` starts a code cell, ``# %% [markdown]`` a Markdown cell written as comments. It runs as
+``python -m attention tour 004`` (or as a file) with NumPy alone, and opens as a notebook in
+Jupyter (with jupytext) or VS Code. It calls these helpers:
+
+* ``section(title)`` prints a heading (the source's own section title);
+* ``check(what, ours, source)`` prints a number the library computed beside the one the source
+  printed, rounded to the source's digits, and records whether they agree;
+* ``show(drawing, name)`` shows a figure inline in a notebook (``_repr_svg_``) or, run as a
+  script, writes it as ``name`` into the output folder;
+* ``try_it(text)`` ends a section with something to change and rerun.
+
+The records (``BOOK``) are what the tests read: every ``check`` must agree, and the files
+written must be the figures shown. ``begin(out_dir)`` starts a fresh record.
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from attention.demos.common import svg_path
+from minigrad.files import write_text_atomic
+
+
+@dataclass
+class Check:
+    what: str
+    ours: str       # the library's value, printed to the source's digits
+    source: str     # the source's printed value
+    agrees: bool
+
+
+@dataclass
+class Book:
+    out_dir: str | None = "attention-tour"
+    sections: list = field(default_factory=list)
+    checks: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    values: dict = field(default_factory=dict)
+
+
+BOOK = Book()
+
+
+def begin(out_dir: str | None = "attention-tour") -> Book:
+    """A fresh record; figures go to ``out_dir`` (None: none written)."""
+    global BOOK
+    BOOK = Book(out_dir)
+    return BOOK
+
+
+def section(title: str) -> None:
+    BOOK.sections.append(title)
+    print(f"\n{title}\n{'-' * min(76, 2 * len(title))}")
+
+
+def _printed(x: float, like: str) -> str:
+    """x with as many decimals as the printed number ``like`` has."""
+    decimals = len(like.split(".")[1]) if "." in like else 0
+    return f"{x:.{decimals}f}"
+
+
+def check(what: str, ours: float, source: str) -> bool:
+    """Print the library's ``ours`` beside the source's printed ``source`` (a string, as
+    printed: "0.5414", "−0.607666"); they agree when ours rounds to it."""
+    source_ascii = source.replace("\u2212", "-")
+    printed = _printed(float(ours), source_ascii)
+    agrees = printed == source_ascii or float(printed) == float(source_ascii) == 0.0
+    BOOK.checks.append(Check(what, printed, source, agrees))
+    print(f"  {what:<34} ours {printed:>10}   source {source:>10}   {'✓' if agrees else '✗ differs'}")
+    return agrees
+
+
+def note(key: str, value) -> None:
+    """Keep a value for the tests (what a cell computed, not printed to the digit)."""
+    BOOK.values[key] = value
+
+
+def in_notebook() -> bool:
+    shell = sys.modules.get("IPython")
+    return shell is not None and getattr(shell, "get_ipython", lambda: None)() is not None
+
+
+def show(drawing, name: str) -> None:
+    """A figure: inline in a notebook, else written to the output folder as ``name``."""
+    if in_notebook():
+        from IPython.display import display  # only inside a notebook, where IPython runs
+        display(drawing)
+        return
+    path = svg_path(BOOK.out_dir, name)
+    if path is None:
+        print(f"  [figure {name}: not written (no output folder)]")
+        return
+    write_text_atomic(path, str(drawing))
+    BOOK.files.append(path)
+    print(f"  wrote {path}")
+
+
+def try_it(text: str) -> None:
+    print(f"\n  Try it: {text}")
+
+
+def run_file(path: str, out_dir: str | None) -> Book:
+    """Run a walkthrough file as a script, printing as it goes; returns its record."""
+    import runpy
+    begin(out_dir)
+    runpy.run_path(path, run_name="__main__")
+    return BOOK

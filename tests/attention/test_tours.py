@@ -1,0 +1,104 @@
+"""The walkthroughs (attention/tours): each runs, follows its source's sections in order, and
+every number it compares with the source agrees to the printed digit."""
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from attention.__main__ import main
+from attention.tours import HERE, TOURS, run
+from attention.tours import book
+
+HEADINGS_004 = ["一、从人的注意力，到按需要读取信息", "二、没有 Attention，模型也可以处理上下文",
+                "三、把“只能使用摘要”改成“可以重新读取”", "四、从当前需求，到一组读取权重",
+                "五、早期 Attention 怎样计算“匹配”？", "六、同一份内容，换一种状态就换一种读取",
+                "七、没有人标注“应该看哪里”，它怎样学会？", "八、从早期 Attention，走向下一种结构"]
+
+
+@pytest.fixture(scope="module")
+def tour_004(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tour")
+    return run("004", str(out)), out
+
+
+def test_004_follows_the_sources_sections_in_order(tour_004):
+    record, _ = tour_004
+    assert record.sections == HEADINGS_004
+
+
+def test_004_every_printed_number_of_the_source_agrees(tour_004):
+    record, _ = tour_004
+    assert len(record.checks) == 16                                   # §6: 12 table cells, 4 context entries
+    assert all(c.agrees for c in record.checks), [c for c in record.checks if not c.agrees]
+
+
+def test_004_what_its_cells_compute(tour_004):
+    v = tour_004[0].values
+    assert v["summary_is_last_state"]                                  # §2: c = h_T
+    alpha = v["alpha_rows"]                                            # §3: re-read per state
+    np.testing.assert_allclose(alpha.sum(axis=1), 1.0, atol=1e-12)
+    assert np.ptp(alpha, axis=0).min() > 0.1                           # every column moves with s
+    s = (v["sparsemax_A"] > 0).astype(float)                           # §4: exact zero, Jacobian
+    assert s.tolist() == [1.0, 1.0, 0.0]
+    np.testing.assert_allclose(v["jacobian_sparsemax"], np.diag(s) - np.outer(s, s) / s.sum(), atol=1e-15)
+    a = np.array([0.5414, 0.3095, 0.1491])
+    np.testing.assert_allclose(v["jacobian_softmax"], np.diag(a) - np.outer(a, a), atol=1e-4)
+    assert v["hard_grad"] is None                                      # the hard read: no gradient
+    assert v["score_formula_gap_-1"] < 1e-15 and v["score_formula_gap_+1"] < 1e-15  # §5
+    assert v["ablation_spread"] < 1e-12                                # no tanh: state has no say
+    assert v["sum_over_mean"] == pytest.approx(3.0, rel=1e-12)         # §7: sum = N · mean
+    assert v["grad_gap_A"] < 1e-8 and v["grad_gap_B"] < 1e-8           # α g·(h − c) = autograd = FD
+    assert v["dot_equals_general"]                                     # §8: W = I
+
+
+def test_004_draws_its_figures_as_svg_files(tour_004):
+    record, out = tour_004
+    names = sorted(pathlib.Path(f).name for f in record.files)
+    assert names == ["004_s3_architectures.svg", "004_s5_with_without_tanh.svg",
+                     "004_s6_weights_vs_state.svg"]
+    for f in record.files:
+        text = pathlib.Path(f).read_text(encoding="utf-8")
+        assert text.startswith("<svg") and text.rstrip().endswith("</svg>")
+    assert sorted(p.name for p in out.iterdir()) == names
+
+
+@pytest.mark.parametrize("name", sorted(TOURS))
+def test_each_walkthrough_is_a_percent_script_with_a_try_it_per_section(name):
+    text = (HERE / TOURS[name][0]).read_text(encoding="utf-8")
+    cells = text.split("# %%")[1:]
+    assert text.startswith("# %% [markdown]") and len(cells) >= 2 * len(HEADINGS_004)
+    for cell in cells:
+        if cell.startswith(" [markdown]"):
+            assert all(line.startswith("#") for line in cell.splitlines()[1:] if line.strip())
+    assert text.count("\nsection(") == text.count("\ntry_it(") == len(HEADINGS_004)
+
+
+def test_a_walkthrough_runs_as_a_plain_script(tmp_path):
+    done = subprocess.run([sys.executable, str(HERE / "source_004.py")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "c_B[2]" in done.stdout and "✗" not in done.stdout
+    assert len(list((tmp_path / "attention-tour").glob("*.svg"))) == 3
+
+
+def test_the_command_line_runs_a_tour_and_says_how_many_numbers_agree(tmp_path, capsys):
+    assert main(["tour", "004", "--out", str(tmp_path / "figs")]) == 0
+    assert "16 of 16 numbers agree" in capsys.readouterr().out
+    assert main(["tour", "--list"]) == 0 and "004" in capsys.readouterr().out
+    assert main(["tour", "004", "--no-svg"]) == 0
+    assert "[figure 004_s3_architectures.svg: not written" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["tour", "999"])
+
+
+def test_check_agrees_only_to_the_printed_digit():
+    book.begin(None)
+    assert book.check("rounds to it", 0.54139, "0.5414")
+    assert book.check("unicode minus", -0.6076664, "−0.607666")
+    assert not book.check("one digit off", 0.5416, "0.5414")
+    assert not book.check("sign", 0.607666, "−0.607666")
+    assert [c.agrees for c in book.BOOK.checks] == [True, True, False, False]
