@@ -8,7 +8,9 @@ import pathlib
 from attention.tours.book import Book, run_file
 
 HERE = pathlib.Path(__file__).resolve().parent
-TOURS = {"004": ("source_004.py", "Attention：模型怎样决定该看哪里？ (Bahdanau's soft read, from "
+TOURS = {"000": ("source_000.py", "7.1 注意力機制的誕生 (Bahdanau's four steps, √d, multi-hop memory, "
+                                  "the seven questions)"),
+         "004": ("source_004.py", "Attention：模型怎样决定该看哪里？ (Bahdanau's soft read, from "
                                   "the human analogy to its gradient)")}
 
 

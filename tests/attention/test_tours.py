@@ -17,6 +17,10 @@ HEADINGS_004 = ["一、从人的注意力，到按需要读取信息", "二、�
                 "三、把“只能使用摘要”改成“可以重新读取”", "四、从当前需求，到一组读取权重",
                 "五、早期 Attention 怎样计算“匹配”？", "六、同一份内容，换一种状态就换一种读取",
                 "七、没有人标注“应该看哪里”，它怎样学会？", "八、从早期 Attention，走向下一种结构"]
+HEADINGS_000 = ["一、歷史背景:一個翻譯工程問題引發的革命", "二、思想前史:對齊與檢索的可微化",
+                "三、自注意力的前夜:從「查別人」到「查自己」", "四、程式碼實作",
+                "五、注意力的歷史地位:從技巧到範式", "六、本節重點", "七、思考問題"]
+HEADINGS = {"000": HEADINGS_000, "004": HEADINGS_004}
 
 
 @pytest.fixture(scope="module")
@@ -70,11 +74,11 @@ def test_004_draws_its_figures_as_svg_files(tour_004):
 def test_each_walkthrough_is_a_percent_script_with_a_try_it_per_section(name):
     text = (HERE / TOURS[name][0]).read_text(encoding="utf-8")
     cells = text.split("# %%")[1:]
-    assert text.startswith("# %% [markdown]") and len(cells) >= 2 * len(HEADINGS_004)
+    assert text.startswith("# %% [markdown]") and len(cells) >= 2 * len(HEADINGS[name])
     for cell in cells:
         if cell.startswith(" [markdown]"):
             assert all(line.startswith("#") for line in cell.splitlines()[1:] if line.strip())
-    assert text.count("\nsection(") == text.count("\ntry_it(") == len(HEADINGS_004)
+    assert text.count("\nsection(") == text.count("\ntry_it(") == len(HEADINGS[name])
 
 
 def test_a_walkthrough_runs_as_a_plain_script(tmp_path):
@@ -102,3 +106,37 @@ def test_check_agrees_only_to_the_printed_digit():
     assert not book.check("one digit off", 0.5416, "0.5414")
     assert not book.check("sign", 0.607666, "−0.607666")
     assert [c.agrees for c in book.BOOK.checks] == [True, True, False, False]
+
+
+@pytest.fixture(scope="module")
+def tour_000(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tour000")
+    return run("000", str(out)), out
+
+
+def test_000_follows_the_sources_sections_and_its_printed_numbers_agree(tour_000):
+    record, out = tour_000
+    assert record.sections == HEADINGS_000
+    assert [c.what for c in record.checks] == ["4.1 row 1: Σ α", "4.1 row 2: Σ α",
+                                               "4.2 raw dot std (≈ √64)", "4.2 scaled std (≈ 1)"]
+    assert all(c.agrees for c in record.checks)
+    assert sorted(p.name for p in out.iterdir()) == ["000_s4_alignment.svg", "000_s4_path_length.svg"]
+
+
+def test_000_what_its_cells_compute(tour_000):
+    v = tour_000[0].values
+    assert v["summary_width"] == 16 and v["soft_address_argmax"] == 2
+    assert v["typo_is_uniform"] and v["softmax_gap"] < 1e-15          # 2.2: the typo, literally
+    for d, (raw, scaled) in v["stds"].items():                          # 2.3: std √d, then 1
+        assert abs(raw / np.sqrt(d) - 1) < 0.05 and abs(scaled - 1) < 0.05
+    assert (v["hop1"], v["hop2"]) == ("B", "C")                         # §3: two hops, two facts
+    np.testing.assert_allclose(v["self_rows"], 1.0, atol=1e-12)
+    assert v["diagonal"] > 0.9 and v["untrained_max"] < 0.5            # 4.3: trained diagonal
+    rnn, att = v["paths"]["rnn"], v["paths"]["attention"]               # 4.4: O(n) vs O(1)
+    assert (np.diff(np.log(rnn)) < 0).all() and att[-1] / rnn[-1] > 1e20
+    assert v["stacked_grad"] > 0 and v["gradcheck"]
+    assert v["q1_sparse_zero"] and v["q3_same"]
+    for rho in (0.0, 0.5, 0.9):                                          # Q2: mean ρd, var d(1+ρ²)
+        mean, var, want_mean, want_var = v[f"q2_{rho}"]
+        assert abs(mean - want_mean) < 1.0 and abs(var / want_var - 1) < 0.05
+    assert v["q4_gap"] < 1e-12 and v["q5_gap"] < 1e-12
