@@ -20,7 +20,10 @@ HEADINGS_004 = ["一、从人的注意力，到按需要读取信息", "二、�
 HEADINGS_000 = ["一、歷史背景:一個翻譯工程問題引發的革命", "二、思想前史:對齊與檢索的可微化",
                 "三、自注意力的前夜:從「查別人」到「查自己」", "四、程式碼實作",
                 "五、注意力的歷史地位:從技巧到範式", "六、本節重點", "七、思考問題"]
-HEADINGS = {"000": HEADINGS_000, "004": HEADINGS_004}
+HEADINGS_003 = ["1. 从“硬对齐”到“软对齐”Attention机制的诞生背景", "2. Bahdanau Attention联合学习的对齐之道",
+                "3. Luong Attention解耦与简化的高效变体", "4. 深入对比Bahdanau vs. Luong 的五个关键维度",
+                "5. 从经典Attention到现代模型的桥梁价值", "6. 实战中的调参经验与扩展思考"]
+HEADINGS = {"000": HEADINGS_000, "003": HEADINGS_003, "004": HEADINGS_004}
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +143,34 @@ def test_000_what_its_cells_compute(tour_000):
         mean, var, want_mean, want_var = v[f"q2_{rho}"]
         assert abs(mean - want_mean) < 1.0 and abs(var / want_var - 1) < 0.05
     assert v["q4_gap"] < 1e-12 and v["q5_gap"] < 1e-12
+
+
+@pytest.fixture(scope="module")
+def tour_003(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tour003")
+    return run("003", str(out)), out
+
+
+def test_003_follows_the_sources_sections_and_draws_its_figures(tour_003):
+    record, out = tour_003
+    assert record.sections == HEADINGS_003 and record.checks == []
+    assert sorted(p.name for p in out.iterdir()) == ["003_s1_bottleneck.svg", "003_s6_alignments.svg"]
+
+
+def test_003_measures_what_the_source_claims(tour_003):
+    """Training figures as ranges (BLAS kernels round differently); structure exactly."""
+    v = tour_003[0].values
+    fixed, bahdanau = v["by_length"]["fixed summary"], v["by_length"]["Bahdanau"]
+    assert fixed[8] < 0.3 and bahdanau[8] > fixed[8] + 0.3            # §1: the bottleneck
+    assert v["p1_sum"] == pytest.approx(1.0, abs=1e-5)
+    (b_dep, b_acc, b_flat), (l_dep, l_acc, l_flat) = v["delay"]["Bahdanau"], v["delay"]["Luong"]
+    assert l_dep == 0.0 and b_dep > 0.1                                # §3.2: the order, exactly
+    assert b_acc > 0.9 and l_acc > 0.8 and b_flat < b_acc - 0.3 and l_flat < l_acc - 0.3
+    assert [row[0] for row in v["table"]][:4] == ["papers", "order (‖∂s_t/∂read_t‖)", "score",
+                                                  "fusion of c_t"]
+    assert v["by_hand_gap"] < 1e-5                                     # §5: the forward by hand
+    assert v["temperature_0.5"] > v["temperature_1.0"] > v["temperature_2.0"]  # §6: T sharpens
+    assert v["window_far"] == 0.0
+    for name in ("Bahdanau", "Luong"):
+        matching, on_eos = v["sensible"][name]
+        assert matching > 0.5 and on_eos < 0.1                         # sensible, not lazy
