@@ -8,8 +8,8 @@ that train. The graph drawings always show the composed core.
 """
 from typing import Callable, NamedTuple
 
-from attention.demos import (graph_004, hard, hessian_004, source_000, source_004, temperature,
-                             untrained)
+from attention.demos import (graph_004, hard, hessian_004, hierarchical, source_000, source_004,
+                             temperature, untrained)
 
 
 class Demo(NamedTuple):
@@ -47,6 +47,9 @@ DEMOS = {
     "003-temperature": Demo(temperature.temperature,
         "source 003 §6: softmax(e / T) for T = 0.25 … 4 (max α, entropy), on the "
         "004 §6 example and a trained model; √d_k is a temperature", trains=True),
+    "003-hierarchical": Demo(hierarchical.hierarchical,
+        "source 003 §6: hierarchical attention (word level, then sentence level) trained on "
+        "a small task; are the weights on the evidence?"),
     "004-hard": Demo(hard.hard,
         "source 004 §4: hard (argmax) vs soft read; the hard read's gradient wrt the "
         "scores is 0 almost everywhere", trains=True),

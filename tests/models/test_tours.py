@@ -1,4 +1,4 @@
-"""The walkthroughs (attention/tours): each runs, follows its source's sections in order, and
+"""The walkthroughs (models/app/tours): each runs, follows its source's sections in order, and
 every number it compares with the source agrees to the printed digit."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 import numpy as np
 import pytest
 
-from attention.__main__ import main
-from attention.tours import HERE, TOURS, run
-from attention.tours import book
+from models.app.tours.__main__ import main
+from models.app.tours import HERE, TOURS, run
+from models.app.tours import book
 
 HEADINGS_004 = ["一、从人的注意力，到按需要读取信息", "二、没有 Attention，模型也可以处理上下文",
                 "三、把“只能使用摘要”改成“可以重新读取”", "四、从当前需求，到一组读取权重",
@@ -93,13 +93,13 @@ def test_a_walkthrough_runs_as_a_plain_script(tmp_path):
 
 
 def test_the_command_line_runs_a_tour_and_says_how_many_numbers_agree(tmp_path, capsys):
-    assert main(["tour", "004", "--out", str(tmp_path / "figs")]) == 0
+    assert main(["004", "--out", str(tmp_path / "figs")]) == 0
     assert "16 of 16 numbers agree" in capsys.readouterr().out
-    assert main(["tour", "--list"]) == 0 and "004" in capsys.readouterr().out
-    assert main(["tour", "004", "--no-svg"]) == 0
+    assert main(["--list"]) == 0 and "004" in capsys.readouterr().out
+    assert main(["004", "--no-svg"]) == 0
     assert "[figure 004_s3_architectures.svg: not written" in capsys.readouterr().out
     with pytest.raises(SystemExit):
-        main(["tour", "999"])
+        main(["999"])
 
 
 def test_check_agrees_only_to_the_printed_digit():
@@ -154,7 +154,8 @@ def tour_003(tmp_path_factory):
 def test_003_follows_the_sources_sections_and_draws_its_figures(tour_003):
     record, out = tour_003
     assert record.sections == HEADINGS_003 and record.checks == []
-    assert sorted(p.name for p in out.iterdir()) == ["003_s1_bottleneck.svg", "003_s6_alignments.svg"]
+    assert sorted(p.name for p in out.iterdir()) == ["003_s1_bottleneck.svg", "003_s6_alignments.svg",
+                                                     "003_s6_hierarchical.svg"]
 
 
 def test_003_measures_what_the_source_claims(tour_003):
@@ -174,3 +175,5 @@ def test_003_measures_what_the_source_claims(tour_003):
     for name in ("Bahdanau", "Luong"):
         matching, on_eos = v["sensible"][name]
         assert matching > 0.5 and on_eos < 0.1                         # sensible, not lazy
+    han = v["hierarchical"]                                            # experience three
+    assert han["accuracy"] > 0.95 and sum(b > 0.9 for b, _ in han["by_class"]) >= 2

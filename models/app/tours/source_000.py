@@ -8,7 +8,7 @@
 # sparsification, correlated queries and keys, attention as explanation, linear attention —
 # is built here, and where the article and the project differ the cell says so.
 #
-#     python -m attention tour 000          # run it (figures into ./attention-tour)
+#     python -m models.app.tours 000       # run it (figures into ./attention-tour)
 
 # %%
 import numpy as np
@@ -23,7 +23,7 @@ from attention.hard import hard_read
 from attention.multihead import scaled_dot_product_attention
 from attention.read import read
 from attention.scores import AdditiveScore, DotScore, ScaledDotScore
-from attention.tours.book import check, note, section, show, try_it
+from models.app.tours.book import check, note, section, show, try_it
 from models.decoders import BahdanauDecoder
 from models.encoder import BiGRUEncoder
 

@@ -1,11 +1,11 @@
 """Walkthroughs of the three sources (``../shared/sources``), each section by section, as
-percent-cell scripts (``book.py`` says how they print). ``python -m attention tour 004`` runs
+percent-cell scripts (``book.py`` says how they print). ``python -m models.app.tours 004`` runs
 one; ``run(name, out_dir)`` runs one and returns its record (what the tests read)."""
 from __future__ import annotations
 
 import pathlib
 
-from attention.tours.book import Book, run_file
+from models.app.tours.book import Book, run_file
 
 HERE = pathlib.Path(__file__).resolve().parent
 TOURS = {"000": ("source_000.py", "7.1 注意力機制的誕生 (Bahdanau's four steps, √d, multi-hop memory, "

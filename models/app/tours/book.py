@@ -1,8 +1,8 @@
 """What a walkthrough prints with: its headings, its comparisons with the source, its figures.
 
-A walkthrough (``attention/tours/source_*.py``) is a plain script in the percent-cell format:
+A walkthrough (``models/app/tours/source_*.py``) is a plain script in the percent-cell format:
 ``# %%`` starts a code cell, ``# %% [markdown]`` a Markdown cell written as comments. It runs as
-``python -m attention tour 004`` (or as a file) with NumPy alone, and opens as a notebook in
+``python -m models.app.tours 004`` (or as a file) with NumPy alone, and opens as a notebook in
 Jupyter (with jupytext) or VS Code. It calls these helpers:
 
 * ``section(title)`` prints a heading (the source's own section title);

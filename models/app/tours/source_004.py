@@ -7,8 +7,8 @@
 # (inline in a notebook; as an SVG file when run as a script), and each section ends with
 # something to try.
 #
-#     python -m attention tour 004          # run it (figures into ./attention-tour)
-#     jupytext --to notebook attention/tours/source_004.py   # or open it in VS Code
+#     python -m models.app.tours 004       # run it (figures into ./attention-tour)
+#     jupytext --to notebook models/app/tours/source_004.py   # or open it in VS Code
 #
 # Where this project differs from the article, the cell says so.
 
@@ -23,7 +23,7 @@ from attention.demos.source_004 import SOURCES, STATES, TOKENS, article_scorer, 
 from attention.hard import hard_read
 from attention.read import attend, read, score_grad
 from attention.scores import DotScore, GeneralScore
-from attention.tours.book import check, note, section, show, try_it
+from models.app.tours.book import check, note, section, show, try_it
 from models.decoders import BahdanauDecoder
 from models.encoder import BiGRUEncoder
 from models.recurrent import GRUCell

@@ -8,7 +8,7 @@
 # alignment is known: output i should read source position i. Each section ends with something
 # to try; where the article and the project differ, the cell says so.
 #
-#     python -m attention tour 003          # run it (figures into ./attention-tour)
+#     python -m models.app.tours 003       # run it (figures into ./attention-tour)
 
 # %%
 import numpy as np
@@ -16,8 +16,9 @@ import numpy as np
 import minigrad as mg
 from minigrad import functional as F
 from minigrad.draw import grid_svg, heatmap_svg, heatmap_text, line_plot_svg
+from attention.demos.hierarchical import hierarchical
 from attention.multihead import scaled_dot_product_attention
-from attention.tours.book import note, section, show, try_it
+from models.app.tours.book import note, section, show, try_it
 from models.app.compare_models import ModelsConfig, compare_models, models_table
 from models.kernels import use_core
 from models.vocab import EOS, pad_batch
@@ -203,7 +204,9 @@ try_it("the exercises (python -m minigrad.exercises) ask for the backward passes
 # **Experience one**, the bidirectional encoder: h_j = [→h_j ; ←h_j]. **Two**, temperature:
 # α = softmax(e / T) — *lowering* T sharpens the weights, which means a *smaller* divisor (the
 # article's parenthesis says the denominator grows); and attention dropout (`Attention(dropout=)`).
-# **Three**, truncated attention (`window=`): weight 0 beyond |j − t| > W. **Four**, the
+# **Three**, truncated attention (`window=`): weight 0 beyond |j − t| > W, and hierarchical
+# attention (`attention.hierarchical`: words into sentence vectors, sentences into a document
+# vector), trained on a small task (`python -m attention 003-hierarchical`). **Four**, the
 # checks: is the alignment diagonal; are the weights sensible — here, does each output symbol
 # read the source position holding that symbol; is the attention lazy, parked on EOS?
 
@@ -245,5 +248,9 @@ show(grid_svg([heatmap_svg(b_out.weights, labels(b_out), chars, title="Bahdanau"
                heatmap_svg(l_out.weights, labels(l_out), chars, title="Luong (general)")],
               columns=2, title=f"Source 003 §6: where each decoder looked, copying {text!r}"),
      "003_s6_alignments.svg")
-try_it("hierarchical attention (word level, then sentence level) is not built yet; truncate with "
-       "window = 0 and see a pure diagonal read.")
+han = hierarchical(out_dir=None)                         # experience three, the other half
+print(han.text)
+show(han.values["figure"], "003_s6_hierarchical.svg")
+note("hierarchical", {k: han.values[k] for k in ("accuracy", "sentence_weight", "word_weight", "by_class")})
+try_it("truncate with window = 0 and see a pure diagonal read; in the hierarchical demo, give "
+       "class 0 its own evidence to find (two content words per document).")
