@@ -57,7 +57,8 @@ def test_004_what_its_cells_compute(tour_004):
     assert v["hard_grad"] is None                                      # the hard read: no gradient
     assert v["score_formula_gap_-1"] < 1e-15 and v["score_formula_gap_+1"] < 1e-15  # §5
     assert v["ablation_spread"] < 1e-12                                # no tanh: state has no say
-    assert v["sum_over_mean"] == pytest.approx(3.0, rel=1e-12)         # §7: sum = N · mean
+    assert v["sum_over_mean"] == pytest.approx(4.0, rel=1e-12)         # §7: sum = N · mean
+    assert v["expansion_gap"] < 1e-15                                  # §6: the expansion
     assert v["grad_gap_A"] < 1e-8 and v["grad_gap_B"] < 1e-8           # α g·(h − c) = autograd = FD
     assert v["dot_equals_general"]                                     # §8: W = I
 
@@ -173,7 +174,7 @@ def test_003_measures_what_the_source_claims(tour_003):
     assert v["temperature_0.5"] > v["temperature_1.0"] > v["temperature_2.0"]  # §6: T sharpens
     assert v["window_far"] == 0.0
     for name in ("Bahdanau", "Luong"):
-        matching, on_eos = v["sensible"][name]
-        assert matching > 0.5 and on_eos < 0.1                         # sensible, not lazy
+        matching, on_eos, through_attention = v["sensible"][name]
+        assert matching > 0.5 and on_eos < 0.1 and through_attention > 0.5  # sensible, not lazy
     han = v["hierarchical"]                                            # experience three
     assert han["accuracy"] > 0.95 and sum(b > 0.9 for b, _ in han["by_class"]) >= 2

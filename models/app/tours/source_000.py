@@ -82,7 +82,7 @@ print(f"      (2) as printed, Σ_j exp(e_ti): α = {np.round(typo, 4)} = 1/{len(
 print(f"          as meant,   Σ_j exp(e_tj): α = {np.round(fixed, 4)} (F.softmax: the same)")
 note("typo_is_uniform", bool(np.allclose(typo, 1 / len(e))))
 note("softmax_gap", float(np.abs(fixed - ours).max()))
-c = (ours[:, None] * h[0]).sum(axis=0)                   # (3) c_t = Σ α_ti h_i
+c = read(mg.tensor(e[None]), h)[0].data[0]               # (3) c_t = Σ α_ti h_i
 print(f"      (3) c_t = {np.round(c, 4)}")
 decoder = BahdanauDecoder(6, 3, 3, 4, rng=rng)           # (4) one step of the project's decoder
 encoded = BiGRUEncoder(6, 3, 2, rng=rng)(np.array([[1, 2, 3, 4, 5, 1]]))

@@ -27,7 +27,7 @@ from models.app.tours.book import check, note, section, show, try_it
 from models.decoders import BahdanauDecoder
 from models.encoder import BiGRUEncoder
 from models.recurrent import GRUCell
-from models.seq2seq import masked_cross_entropy
+from models.seq2seq import decoder_inputs, masked_cross_entropy
 
 # %% [markdown]
 # ## 一、从人的注意力，到按需要读取信息
@@ -65,7 +65,8 @@ print(f"  c = h_T = {np.round(summary, 4)}: one vector of width 3, whatever the 
 note("summary_is_last_state", bool(np.array_equal(summary, h.data[0])))
 # This project's PlainDecoder hands over [→h_T ; ←h_1], the last state of each direction
 # of a bidirectional encoder: the same idea, one fixed vector, read at every decoder step.
-try_it("append a fourth token id and watch c change: the whole source must fit in these 3 numbers.")
+try_it("make ids longer (say [[0, 1, 2, 1, 0]], ids 0-2) and loop over ids.shape[1]: c changes, "
+       "and the whole source must still fit in these 3 numbers.")
 
 # %% [markdown]
 # ## 三、把“只能使用摘要”改成“可以重新读取”
@@ -82,7 +83,7 @@ try_it("append a fourth token id and watch c change: the whole source must fit i
 section("三、把“只能使用摘要”改成“可以重新读取”")
 probe = [-1.0, 0.0, 1.0]                                 # three decoder states s
 _, alpha, _ = read_at(probe)                             # (3, S): α for each state
-fixed = np.zeros((3, 3))
+fixed = np.zeros((len(probe), 3))
 fixed[:, -1] = 1.0                                       # c = h_T for every state
 rows, cols = [f"s={s:g}" for s in probe], list(TOKENS)
 print(heatmap_text(fixed, rows, cols, title="fixed summary c = h_T (every read the same)"))
@@ -92,7 +93,7 @@ show(grid_svg([heatmap_svg(fixed, rows, cols, title="fixed summary c = h_T"),
               columns=2, title="Source 004 §3: one fixed summary vs re-reading every source position"),
      "004_s3_architectures.svg")
 note("alpha_rows", alpha)
-try_it("add a state s = 3 to probe: the summary row stays the same, the attention row moves on.")
+try_it("add a state s = 0.5 to probe: the summary row is the same again, the attention row is new.")
 
 # %% [markdown]
 # ## 四、从当前需求，到一组读取权重
@@ -113,6 +114,9 @@ c, a = read(e, h)                                        # α = softmax(e), c = 
 print(f"  α = {np.round(a.data[0], 4)}  (all > 0, Σ = {a.data.sum():.15f})")
 print(f"  c = {np.round(c.data[0], 6)}  (a vector like h_j; its second component is negative)")
 print(f"  α has {a.shape[-1]} entries, one per source position — not one per target word")
+raw = (e.data[0][:, None] * SOURCES).sum(axis=0)         # Σ_j e_j h_j, no normaliser
+print(f"  the raw scores as weights: Σ_j e_j h_j = {np.round(raw, 4)} (they sum to "
+      f"{e.data.sum():.4f} and could be negative: not a convex combination)")
 p = F.sparsemax(e)
 print(f"  sparsemax(e) = {np.round(p.data[0], 4)}  (Σ = {p.data.sum():g}: a distribution "
       f"with an exact zero)")
@@ -127,12 +131,13 @@ x, values = mg.tensor(e.data, requires_grad=True), mg.tensor(h, requires_grad=Tr
 hard_c, hard_w = hard_read(x, values)                    # c = h_{j*}, j* = argmax_j e_j
 (hard_c * np.array([1.0, 0.5])).sum().backward()         # L = g·c
 print(f"  hard read: picks {TOKENS[int(hard_w.data.argmax())]!r}, c = {hard_c.data[0]}; "
-      f"∂L/∂e: {x.grad} (the scores are not in its graph: 0 almost everywhere), "
+      f"no gradient reaches e (x.grad is {x.grad}: the scores are not in its graph; the true "
+      f"derivative is 0 almost everywhere), "
       f"∂L/∂h = {values.grad[0].tolist()}")
 note("hard_grad", x.grad)
 note("sparsemax_A", p.data[0].copy())
 try_it("in a softmax read every source keeps some weight; find a state s where sparsemax "
-       "gives 'like' weight 0 too.")
+       "gives 'I' weight 0 (or 'cats'; 'like' never reaches 0 here).")
 
 # %% [markdown]
 # ## 五、早期 Attention 怎样计算“匹配”？
@@ -155,16 +160,20 @@ for s in (-1.0, 1.0):
     note(f"score_formula_gap_{s:+g}", float(np.abs(ours - by_hand).max()))
 grid = np.linspace(-3.0, 3.0, 61)
 _, with_tanh, _ = read_at(grid)                          # (61, S)
-_, without, _ = read_at(grid, activation=None)           # (61, S)
+flat = article_scorer(activation=None)                  # e_j = vᵀW_s s + vᵀb + vᵀW_h h_j
+without = np.stack([F.softmax(flat(np.array([[s]]), h)).data[0] for s in grid])  # (61, S)
 print(f"  without tanh, over s in [-3, 3]: weights vary by at most "
       f"{np.ptp(without, axis=0).max():.1e}: {np.round(without[0], 4)} everywhere")
+print("  (here they are even equal between sources: vᵀW_s = 0 and vᵀW_h h_j = h_j1 - h_j2 = 2 for"
+      "\n  every j; in general they are softmax_j(vᵀW_h h_j): fixed by the sources, blind to s)")
 note("ablation_spread", float(np.ptp(without, axis=0).max()))
 series = {f"tanh: α({t})": (grid, with_tanh[:, j]) for j, t in enumerate(TOKENS)}
 series.update({f"no tanh: α({t})": (grid, without[:, j]) for j, t in enumerate(TOKENS)})
 show(line_plot_svg(series, title="Source 004 §5: the read with and without tanh",
                    xlabel="decoder state s", ylabel="weight α_j", ylim=(0.0, 0.6)),
      "004_s5_with_without_tanh.svg")
-try_it("replace tanh by a product: e_j = vᵀ((W_s s) ⊙ (W_h h_j)); does the state matter again?")
+try_it("set flat.v.data[...] = [1, 0] and rerun the cell: without tanh the weights now differ "
+       "between sources, and still not between states.")
 
 # %% [markdown]
 # ## 六、同一份内容，换一种状态就换一种读取
@@ -176,6 +185,10 @@ try_it("replace tanh by a product: e_j = vᵀ((W_s s) ⊙ (W_h h_j)); does the s
 # %%
 section("六、同一份内容，换一种状态就换一种读取")
 scores, weights, contexts = read_at([STATES["A"], STATES["B"]])  # rows A, B
+expanded = np.array([np.tanh(s + SOURCES[:, 0]) - np.tanh(s + SOURCES[:, 1]) for s in STATES.values()])
+print(f"  e_j(s) = tanh(s + h_j1) - tanh(s + h_j2), typed out: max gap to the library "
+      f"{np.abs(expanded - scores).max():.1e}")
+note("expansion_gap", float(np.abs(expanded - scores).max()))
 TABLE = {"I": ("1.5232", "0.5414", "0.2335", "0.1491"),
          "like": ("0.9640", "0.3095", "0.9640", "0.3095"),
          "cats": ("0.2335", "0.1491", "1.5232", "0.5414")}
@@ -192,7 +205,8 @@ show(line_plot_svg({f"α({t})": (grid, curve[:, j]) for j, t in enumerate(TOKENS
                    title="Source 004 §6: attention weights as the decoder state s varies",
                    xlabel="decoder state s", ylabel="weight α_j", ylim=(0.0, 0.6)),
      "004_s6_weights_vs_state.svg")
-try_it("make all three h_j equal: any weights then read the same c (the article's counter-example).")
+try_it("read equal values: h_eq = np.ones((1, 3, 2)); read(e, h_eq)[0] is (1, 1) whatever the "
+       "weights e gives (the article's counter-example).")
 
 # %% [markdown]
 # ## 七、没有人标注“应该看哪里”，它怎样学会？
@@ -203,18 +217,19 @@ try_it("make all three h_j equal: any weights then read the same c (the article'
 #
 # **Differs from the article, said here:** this project's loss is the *mean* over the real
 # target tokens (`masked_cross_entropy`), the article's is the *sum*: L_sum = N · L_mean for
-# N tokens, so every gradient is N times smaller and Adam's step is unchanged (it divides
-# the scale out). And s_0: the article starts from y_0 = BOS and leaves s_0 open; this
+# N tokens, so every gradient is N times smaller and Adam's step nearly unchanged (it divides
+# the scale out, up to its ε; gradient clipping, where used, sees the smaller norm). And s_0: the article starts from y_0 = BOS and leaves s_0 open; this
 # project's Bahdanau decoder starts from s_0 = tanh(W · mean_j h_j + b) (`BahdanauDecoder.start`).
 
 # %%
 section("七、没有人标注“应该看哪里”，它怎样学会？")
 src = np.array([[1, 2, 3]])                              # I like cats, ids 1..3
 encoded = BiGRUEncoder(5, 4, 3, rng=np.random.default_rng(1))(src)   # h_j (1, 3, 6)
-decoder = BahdanauDecoder(4, 4, 5, 6, rng=np.random.default_rng(2))  # s_t = f_dec(s_{t-1}, e(y_{t-1}), c_t)
-tgt_in = np.array([[1, 2, 3]])                           # BOS 我 喜欢 (teacher forcing)
-logits, _ = decoder(encoded, tgt_in)                     # (1, 3, V)
-tgt = np.array([[2, 3, 1]])                              # 喜欢 猫 EOS, say
+decoder = BahdanauDecoder(7, 4, 5, 6, rng=np.random.default_rng(2))  # s_t = f_dec(s_{t-1}, e(y_{t-1}), c_t)
+tgt = np.array([[4, 5, 6, 2]])                           # 我 喜欢 猫 EOS (ids 4-6; EOS = 2)
+tgt_in = decoder_inputs(tgt)                             # BOS 我 喜欢 猫: y_{t-1}, never y_t
+print(f"  teacher forcing: targets {tgt[0].tolist()}, decoder inputs {tgt_in[0].tolist()} (BOS = 1)")
+logits, _ = decoder(encoded, tgt_in)                     # (1, 4, V)
 mean = masked_cross_entropy(logits, tgt, None)
 total = F.cross_entropy(logits, tgt, reduction="sum")
 n = tgt.size
@@ -224,7 +239,9 @@ note("sum_over_mean", total.item() / mean.item())
 g = np.array([1.0, 0.5])                                 # g = ∂L/∂c for L = g·c
 for name, s in STATES.items():
     e_s, a_s, c_s = (x[:1] for x in read_at([s]))
+    dc_de = a_s[0][:, None] * (SOURCES - c_s[0])           # rows ∂c/∂e_j = α_j (h_j − c)
     formula = score_grad(a_s, h, c_s, g[None])[0]        # α_j g·(h_j − c)
+    print(f"  state {name}: ∂c/∂e_j = α_j (h_j - c), rows {np.round(dc_de, 4).tolist()}")
     x = mg.tensor(e_s, requires_grad=True)
     (attend(x, h)[0] * g).sum().backward()               # autograd through the composed read
     numeric = numerical_grad(lambda t: (read(t, h)[0] * g).sum(), [mg.tensor(e_s)], eps=1e-6)[0][0]
