@@ -144,6 +144,11 @@ def test_000_what_its_cells_compute(tour_000):
         mean, var, want_mean, want_var = v[f"q2_{rho}"]
         assert abs(mean - want_mean) < 1.0 and abs(var / want_var - 1) < 0.05
     assert v["q4_gap"] < 1e-12 and v["q5_gap"] < 1e-12
+    (raw_one_hot, raw_jac), (scaled_one_hot, scaled_jac) = v["saturation"]["raw"], v["saturation"]["scaled"]
+    assert raw_one_hot > scaled_one_hot and raw_jac < scaled_jac      # 2.3: raw scores saturate
+    blind, seen = v["order_gaps"]                                      # §3: positions give order
+    assert blind < 1e-12 and seen > 0.1
+    assert v["padded_weight"] == 0.0                                   # 4.1: the padding mask
 
 
 @pytest.fixture(scope="module")

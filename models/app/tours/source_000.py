@@ -17,10 +17,11 @@ import minigrad as mg
 from minigrad import functional as F
 from minigrad.draw import grid_svg, heatmap_svg, heatmap_text, line_plot_svg
 from minigrad.nn import Linear
-from attention.demos.source_000 import path_length
+from attention.demos.source_000 import path_length, scaling
 from attention.demos.untrained import alignment
 from attention.hard import hard_read
 from attention.multihead import scaled_dot_product_attention
+from attention.positional import sinusoidal_encoding
 from attention.read import read
 from attention.scores import AdditiveScore, DotScore, ScaledDotScore
 from models.app.tours.book import check, note, section, show, try_it
@@ -100,6 +101,11 @@ for d in (4, 16, 64, 256):                               # 2.3: Var(q·k) = d
     print(f"  2.3 d = {d:>3}: std(q·k) {stds[d][0]:6.3f} (√d = {np.sqrt(d):6.3f}),  "
           f"std(q·k/√d) {stds[d][1]:.3f}")
 note("stds", stds)
+sat = scaling().values["softmax"]                        # 8 keys, d = 64, 2000 queries
+for kind in ("raw", "scaled"):
+    print(f"  2.3 {kind:<6} scores: mean largest α {sat[kind]['max_weight']:.3f}, rows nearly one-hot "
+          f"{sat[kind]['one_hot']:.1%}, ‖∂α/∂e‖_F {sat[kind]['jacobian']:.3f} (what reaches the scores)")
+note("saturation", {k: (sat[k]["one_hot"], sat[k]["jacobian"]) for k in sat})
 try_it("drop the line that normalises the memory: a dot product then favours the longest slot, "
        "not the nearest one (here slot 4 wins).")
 
@@ -133,6 +139,18 @@ out, weights = scaled_dot_product_attention(X, X, X, return_weights=True)  # Q =
 print(f"  self-attention: each of the 5 positions reads all 5: weights {weights.shape}, "
       f"rows sum to {np.round(weights.data[0].sum(-1), 6)}")
 note("self_rows", weights.data[0].sum(-1))
+order = [4, 3, 2, 1, 0]                                  # the same vectors, in reverse order
+out_rev = scaled_dot_product_attention(X[:, order], X[:, order], X[:, order])
+print(f"  without positions, reversing the sequence only reverses the outputs: gap "
+      f"{np.abs(out_rev.data[0] - out.data[0, order]).max():.1e} (order is invisible)")
+P = sinusoidal_encoding(5, 4)                            # positional encoding, injected
+Xp, Xr = X + P, X[:, order] + P
+out_p = scaled_dot_product_attention(Xp, Xp, Xp)
+out_pr = scaled_dot_product_attention(Xr, Xr, Xr)
+print(f"  with sinusoidal positions added, the reversed sequence reads differently: gap "
+      f"{np.abs(out_pr.data[0] - out_p.data[0, order]).max():.2f}")
+note("order_gaps", (float(np.abs(out_rev.data[0] - out.data[0, order]).max()),
+                    float(np.abs(out_pr.data[0] - out_p.data[0, order]).max())))
 try_it("add a fact C → D and a third hop: the answer moves on to D.")
 
 # %% [markdown]
@@ -151,6 +169,12 @@ s, h = rng.standard_normal((2, 64)), rng.standard_normal((2, 7, 64))
 c, alpha = read(att(s, h), h)                            # 4.1
 for b, total in enumerate(alpha.data.sum(-1)):
     check(f"4.1 row {b + 1}: Σ α", total, "1.0")
+pad = np.ones((2, 7), bool)
+pad[1, 5:] = False                                       # the second sentence: 5 real positions
+_, alpha_m = read(att(s, h), h, mask=pad)                # the article's masked_fill(mask == 0, ...)
+print(f"  4.1 with padding: row 2 weights {np.round(alpha_m.data[1], 3)} (0 on the 2 padded "
+      f"positions, Σ = {alpha_m.data[1].sum():.6f})")
+note("padded_weight", float(alpha_m.data[1, 5:].sum()))
 Q, K, V = (rng.standard_normal((2, 8, 64)) for _ in range(3))
 out, _ = scaled_dot_product_attention(Q, K, V, return_weights=True)   # 4.2
 q, k = rng.standard_normal((10000, 64)), rng.standard_normal((10000, 64))
@@ -257,6 +281,10 @@ linear = (phi_q @ (phi_k.T @ Vx)) / (phi_q @ phi_k.sum(axis=0)[:, None])        
 print(f"  Q4 linear attention: (φQ φKᵀ)V vs φQ(φKᵀV) differ by "
       f"{np.abs(quadratic.data - linear.data).max():.1e}; cost T²d = {T * T * dk} vs Td² = {T * dk * dk}")
 note("q4_gap", float(np.abs(quadratic.data - linear.data).max()))
+n_tok, W = 1_000_000, 512                                # a million-token context, a ±512 window
+print(f"  Q4 scores to compute at n = {n_tok:,}: full n² = {n_tok ** 2:.1e}, sliding window "
+      f"n·(2W + 1) = {n_tok * (2 * W + 1):.1e} (Attention(window=W)), linear n·d² with d = 64: "
+      f"{n_tok * 64 ** 2:.1e}")
 W1, W2 = Linear(3, 5, bias=False, rng=rng), Linear(5, 3, bias=False, rng=rng)  # Q5
 xq = rng.standard_normal((1, 3))
 ffn = W2(mg.relu(W1(xq))).data[0]

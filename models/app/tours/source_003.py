@@ -18,6 +18,7 @@ from minigrad import functional as F
 from minigrad.draw import grid_svg, heatmap_svg, heatmap_text, line_plot_svg
 from attention.demos.hierarchical import hierarchical
 from attention.multihead import scaled_dot_product_attention
+from attention.scores import ConcatScore, DotScore
 from models.app.tours.book import note, section, show, try_it
 from models.app.compare_models import ModelsConfig, compare_models, models_table
 from models.kernels import use_core
@@ -135,6 +136,17 @@ def token_accuracy(model, temperature: float = 1.0) -> float:
     return float(((logits.data.argmax(-1) == tgt) & tm).sum() / tm.sum())
 
 
+with mg.no_grad():
+    enc_l = models["Luong"].encoder(src, mask)
+    st, ctx_l = models["Luong"].decoder.start(enc_l)
+    s_t = models["Luong"].decoder.rnn(np.array([1]), st[1:], st[:1], ctx_l)[0]   # s_1, first
+    for name, score in (("dot", DotScore()), ("general", models["Luong"].decoder.attention.score),
+                        ("concat", ConcatScore(64, 64, 32, rng=np.random.default_rng(0)))):
+        print(f"  3.1 {name:<7} score(s_1, h_j) = {np.round(score(s_t, enc_l.annotations).data[0], 3)}")
+try:
+    DotScore()(np.zeros((1, 3)), enc_l.annotations)
+except ValueError as err:
+    print(f"  dot needs s and h of one width: {err}")
 delay = {}
 for name in ("Bahdanau", "Luong"):
     delay[name] = (state_dependence(models[name]), token_accuracy(models[name]),
@@ -164,7 +176,8 @@ table = [("papers", "2014, ICLR 2015", "2015, EMNLP 2015"),
          ("fusion of c_t", "early: [y; c_t] into the RNN", "late: h̃ = tanh(W_c [c_t; s_t])"),
          ("params / train s", f"{rb['params']:,} / {rb['seconds']:.1f} s", f"{rl['params']:,} / {rl['seconds']:.1f} s"),
          ("held-out exact", f"{100 * rb['exact']:.1f}%", f"{100 * rl['exact']:.1f}%"),
-         ("greedy decode / s", f"{rb['speed']:.0f}", f"{rl['speed']:.0f}")]
+         ("greedy decode / s", f"{rb['speed']:.0f}", f"{rl['speed']:.0f}"),
+         ("philosophy (the article's)", "align and translate jointly", "decouple: decide, then correct")]
 for row in table:
     print(f"  {row[0]:<24} {row[1]:<32} {row[2]}")
 note("table", table)
@@ -199,6 +212,8 @@ print(f"  by hand: α = {np.round(a_np, 4)}")
 print(f"  library: α = {np.round(a_lib.data[0], 4)};  as Q·K (scale 1): {np.round(q_k, 4)}")
 note("by_hand_gap", float(max(np.abs(a_np - a_lib.data[0]).max(), np.abs(c_np - c_lib.data[0]).max(),
                               np.abs(q_k - a_np).max())))
+for n in (10, 100, 1000):
+    print(f"  n = {n:>4} target steps reading a length-{n} source: n² = {n * n:,} scores (O(n²))")
 try_it("the exercises (python -m minigrad.exercises) ask for the backward passes of these reads.")
 
 # %% [markdown]
