@@ -88,8 +88,9 @@ def log_softmax_(z: np.ndarray) -> np.ndarray:
     """log softmax over the last axis in place, as ``functional.log_softmax`` computes it:
     z − m − log Σ e^{z − m}, m the row's maximum (0 where that is not finite)."""
     m = z.max(axis=-1, keepdims=True)
-    z -= np.where(np.isfinite(m), m, 0)
-    z -= np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    z -= m if np.isfinite(m).all() else np.where(np.isfinite(m), m, 0)
+    s = np.exp(z).sum(axis=-1, keepdims=True)
+    z -= np.log(s, out=s)
     return z
 
 

@@ -111,7 +111,9 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     table = np.matmul(W_ih, E_.T) + b_ih[:, :, None]                      # (2, G, V): W_ih E[y] + b_ih
     ids = np.stack([src.T, src.T[::-1] + V], axis=1)                      # (S, 2, B), step order
     gi = np.take(np.concatenate([table[0], table[1]], axis=1), ids, axis=1)  # (G, S, 2, B)
-    gi = np.ascontiguousarray(gi.transpose(1, 2, 0, 3))                   # (S, 2, G, B)
+    gi = gi.transpose(1, 2, 0, 3)                                         # (S, 2, G, B), a view
+    if gi.dtype == np.float32:  # its elementwise loops run slower on the strided view (measured)
+        gi = np.ascontiguousarray(gi)
     real = _in_step_order(np.stack([mask.T, mask.T], axis=1))[:, :, None, :]  # (S, 2, 1, B)
     held = ~real.all(axis=(1, 2, 3))                                      # (S,): any padding?
     states = np.zeros((S + 1, 2, H, B), E_.dtype)                         # h_0 = 0, then step k's h
