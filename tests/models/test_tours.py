@@ -183,3 +183,22 @@ def test_003_measures_what_the_source_claims(tour_003):
         assert matching > 0.5 and on_eos < 0.1 and through_attention > 0.5  # sensible, not lazy
     han = v["hierarchical"]                                            # experience three
     assert han["accuracy"] > 0.95 and sum(b > 0.9 for b, _ in han["by_class"]) >= 2
+
+
+def test_in_a_notebook_a_figure_is_displayed_not_written(tmp_path, monkeypatch):
+    """Under IPython (a notebook kernel), ``show`` hands the drawing to IPython's display,
+    whose ``_repr_svg_`` draws it inline; nothing is written."""
+    import types
+    shown = []
+    fake = types.ModuleType("IPython")
+    fake.get_ipython = lambda: object()
+    display = types.ModuleType("IPython.display")
+    display.display = shown.append
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    monkeypatch.setitem(sys.modules, "IPython.display", display)
+    from minigrad.draw import line_plot_svg
+    book.begin(str(tmp_path))
+    drawing = line_plot_svg({"y": ([0, 1], [0, 1])})
+    book.show(drawing, "x.svg")
+    assert shown == [drawing] and "<svg" in drawing._repr_svg_()
+    assert book.BOOK.files == [] and not (tmp_path / "x.svg").exists()
