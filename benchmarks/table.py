@@ -1,6 +1,6 @@
 """The reference step against every other way of computing it, as one table (issue 24).
 
-    python -m benchmarks.table                     # print the table (about 10 minutes)
+    python -m benchmarks.table                     # print the table (about 5 minutes)
     python -m benchmarks.table --write             # and put it into benchmarks/README.md
     python -m benchmarks.table --runs 1 --rounds 3 --skip "torch.compile,MyGrad"  # a quick look
 
