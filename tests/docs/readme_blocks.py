@@ -20,7 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGLISH, CHINESE = ROOT / "README.md", ROOT / "README.zh-CN.md"
+TRADITIONAL = ROOT / "README.zh-TW.md"  # README.zh-CN.md in Traditional characters (benchmarks/traditional.py)
 GLOSSARY_HEADING = "## 术语表"  # the Chinese README's own last section, with no English twin
+GLOSSARY_HEADINGS = (GLOSSARY_HEADING, "## 術語表")  # ... and its Traditional form
 
 
 def rel(path: Path) -> str:
@@ -37,11 +39,11 @@ class Twin:
         return rel(self.english)
 
 
-TWINS = [Twin(ENGLISH, CHINESE)] + [
+TWINS = [Twin(ENGLISH, CHINESE), Twin(ENGLISH, TRADITIONAL)] + [
     Twin(ROOT / folder / "README.md", ROOT / folder / "README.zh-CN.md")
     for folder in ("minigrad", "attention", "models", "models/app")] + [
     Twin(ROOT / "benchmarks" / "README.md", ROOT / "benchmarks" / "README.zh-CN.md", part="How fast")]
-GUIDES = [t.english for t in TWINS[1:]]
+GUIDES = [t.english for t in TWINS[2:]]
 
 
 FENCE = re.compile(r"^(```+)\s*(\S*)\s*$")
@@ -78,7 +80,8 @@ class Section:
         text = "\n".join([self.heading] + self.prose)
         spans = {" ".join(m.group(2).split()) for m in INLINE_CODE.finditer(text)}
         bare = INLINE_CODE.sub(" ", text)
-        links = {t.replace("README.zh-CN.md", "README.md") for t in LINK.findall(bare)}
+        links = {t.replace("README.zh-CN.md", "README.md").replace("README.zh-TW.md", "README.md")
+                 for t in LINK.findall(bare)}
         bare = LINK.sub(" ", bare)
         return {"numbers": sorted(Counter(NUMBER.findall(bare)).elements()),
                 "inline code": sorted(spans), "links": sorted(links),
@@ -123,7 +126,7 @@ def twin_sections(twin: Twin):
     twin, all of both; for a part, the English section headed `part` and its subsections, and
     the Chinese file after its preface."""
     english, chinese = sections(twin.english), sections(twin.chinese)
-    if chinese and "#" * chinese[-1].level + " " + chinese[-1].heading == GLOSSARY_HEADING:
+    if chinese and "#" * chinese[-1].level + " " + chinese[-1].heading in GLOSSARY_HEADINGS:
         chinese = chinese[:-1]  # the entrance's glossary: its own, with no English twin
     if not twin.part:
         return english, chinese
