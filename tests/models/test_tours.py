@@ -26,10 +26,15 @@ HEADINGS_003 = ["1. 从“硬对齐”到“软对齐”Attention机制的诞生
 HEADINGS = {"000": HEADINGS_000, "003": HEADINGS_003, "004": HEADINGS_004}
 
 
+def ran(name: str, tmp_path_factory) -> tuple:
+    """(the walkthrough's record, its output folder), the walkthrough run once per module."""
+    out = tmp_path_factory.mktemp(f"tour{name}")
+    return run(name, str(out)), out
+
+
 @pytest.fixture(scope="module")
 def tour_004(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tour")
-    return run("004", str(out)), out
+    return ran("004", tmp_path_factory)
 
 
 def test_004_follows_the_sources_sections_in_order(tour_004):
@@ -114,8 +119,7 @@ def test_check_agrees_only_to_the_printed_digit():
 
 @pytest.fixture(scope="module")
 def tour_000(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tour000")
-    return run("000", str(out)), out
+    return ran("000", tmp_path_factory)
 
 
 def test_000_follows_the_sources_sections_and_its_printed_numbers_agree(tour_000):
@@ -153,8 +157,7 @@ def test_000_what_its_cells_compute(tour_000):
 
 @pytest.fixture(scope="module")
 def tour_003(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tour003")
-    return run("003", str(out)), out
+    return ran("003", tmp_path_factory)
 
 
 def test_003_follows_the_sources_sections_and_draws_its_figures(tour_003):

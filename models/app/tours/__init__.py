@@ -1,6 +1,7 @@
-"""Walkthroughs of the three sources (``../shared/sources``), each section by section, as
-percent-cell scripts (``book.py`` says how they print). ``python -m models.app.tours 004`` runs
-one; ``run(name, out_dir)`` runs one and returns its record (what the tests read)."""
+"""Walkthroughs of the three source articles (the README's "Sources" section names them),
+each section by section, as percent-cell scripts (``book.py`` says how they print).
+``python -m models.app.tours 004`` runs one; ``run(name, out_dir)`` runs one and returns its
+record (what the tests read)."""
 from __future__ import annotations
 
 import pathlib
