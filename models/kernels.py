@@ -27,6 +27,8 @@ Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G 
   runs all T steps as ``bahdanau_sequence``. Otherwise they take the per-step path above.
   Under ``no_grad`` (decoding) the same decoder's ``step`` is ``bahdanau_step``, plain NumPy,
   and its ``start`` computes e^{2k} of the projected keys once (``fused_seq.tanh_of_sum``).
+* ``NumpyLogProbs`` (every kernel decoder): under ``no_grad``, ``log_probs`` -- the output
+  layer and log softmax that decoding calls at every step -- in NumPy, without a graph.
 """
 from __future__ import annotations
 
