@@ -102,7 +102,7 @@ def _find(name):
         raise SystemExit(2)
 
 
-def main(argv=None) -> int:
+def main(argv=None, program: bool = False) -> int:
     if sys.stdout.encoding and sys.stdout.encoding.lower().replace("-", "") != "utf8":
         sys.stdout.reconfigure(errors="replace")  # ★, ⊙ and ᵀ on a terminal that lacks them
     parser = argparse.ArgumentParser(prog=PROGRAM, description="Gradient-check exercises: "
@@ -152,13 +152,15 @@ def main(argv=None) -> int:
         child.stop_all()
         print("stopped: the check was interrupted, nothing was judged", file=sys.stderr)
         return 128 + (stopped[0] if stopped else signal.SIGINT)
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+    finally:  # signals held while the handlers change, so none lands between two of them
+        masked = signals and hasattr(signal, "pthread_sigmask")
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, signals) if masked else None
+        for s, handler in previous.items():  # as the program, the check is over: a late Ctrl-C
+            signal.signal(s, signal.SIG_IGN if program else  # or SIGTERM prints no traceback
+                          signal.SIG_DFL if handler is None else handler)
+        if masked:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 if __name__ == "__main__":
-    status = main()
-    for s in (signal.SIGINT, signal.SIGTERM):  # the check is over: a late Ctrl-C or SIGTERM
-        signal.signal(s, signal.SIG_IGN)       # must not print a traceback on the way out
-    sys.exit(status)
+    sys.exit(main(program=True))
