@@ -143,7 +143,7 @@ def test_000_what_its_cells_compute(tour_000):
     rnn, att = v["paths"]["rnn"], v["paths"]["attention"]               # 4.4: O(n) vs O(1)
     assert (np.diff(np.log(rnn)) < 0).all() and att[-1] / rnn[-1] > 1e20
     assert v["stacked_grad"] > 0 and v["gradcheck"]
-    assert v["q1_sparse_zero"] and v["q3_same"]
+    assert v["q1_sparse_zero"] and v["q3_same"] and v["q3_differ"] > 0    # weights ≠ attribution
     for rho in (0.0, 0.5, 0.9):                                          # Q2: mean ρd, var d(1+ρ²)
         mean, var, want_mean, want_var = v[f"q2_{rho}"]
         assert abs(mean - want_mean) < 1.0 and abs(var / want_var - 1) < 0.05
@@ -180,7 +180,7 @@ def test_003_measures_what_the_source_claims(tour_003):
                                                   "fusion of c_t"]
     assert v["by_hand_gap"] < 1e-5                                     # §5: the forward by hand
     assert v["temperature_0.5"] > v["temperature_1.0"] > v["temperature_2.0"]  # §6: T sharpens
-    assert v["window_far"] == 0.0
+    assert v["window_far"] == 0.0 and v["local_outside"] == 0.0
     for name in ("Bahdanau", "Luong"):
         matching, on_eos, through_attention = v["sensible"][name]
         assert matching > 0.5 and on_eos < 0.1 and through_attention > 0.5  # sensible, not lazy

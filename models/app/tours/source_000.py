@@ -273,6 +273,15 @@ reads = [read(mg.tensor(np.log(w)), same)[0].data[0] for w in ([[0.8, 0.1, 0.1]]
 print(f"  Q3 equal values, weights (0.8, 0.1, 0.1) vs (0.1, 0.1, 0.8): reads {reads[0]} and "
       f"{reads[1]}: the weights explain nothing here")
 note("q3_same", bool(np.allclose(reads[0], reads[1])))
+differ = 0
+for _ in range(200):                                     # self-read: h_j is key and value
+    q_, H = rng.standard_normal((1, 4)), mg.tensor(rng.standard_normal((1, 5, 4)), requires_grad=True)
+    c_, a_ = read(DotScore()(q_, H), H)
+    (c_ * rng.standard_normal(4)).sum().backward()       # L = w·c
+    differ += int(a_.data.argmax() != np.linalg.norm(H.grad[0], axis=-1).argmax())
+print(f"  Q3 the largest weight and the largest ‖∂L/∂h_j‖ name different positions in {differ} "
+      f"of 200 random reads (h_j both key and value, L = w·c)")
+note("q3_differ", differ)
 T, dk = 6, 4                                              # Q4
 Qx, Kx, Vx = (mg.tensor(rng.standard_normal((T, dk))) for _ in range(3))
 phi_q, phi_k = F.elu(Qx) + 1, F.elu(Kx) + 1

@@ -18,11 +18,13 @@ from minigrad import functional as F
 from minigrad.draw import grid_svg, heatmap_svg, heatmap_text, line_plot_svg
 from attention.demos.hierarchical import hierarchical
 from attention.multihead import scaled_dot_product_attention
+from attention.local import LocalAttention
 from attention.scores import ConcatScore, DotScore
 from models.app.tours.book import note, section, show, try_it
 from models.app.compare_models import ModelsConfig, compare_models, models_table
 from models.kernels import use_core
 from models.app.diagnose import measure
+from models.luong import LuongDecoder
 from models.vocab import pad_batch
 
 # %% [markdown]
@@ -147,6 +149,15 @@ try:
     DotScore()(np.zeros((1, 3)), enc_l.annotations)
 except ValueError as err:
     print(f"  dot needs s and h of one width: {err}")
+local = LocalAttention(models["Luong"].decoder.attention.score, window=2)   # local-m, D = 2
+_, a_local = local(s_t, enc_l.annotations, position=3)                # p_t = t = 3
+print(f"  local-m, p_t = 3, D = 2: α = {np.round(a_local.data[0], 3)} (0 outside [1, 5])")
+note("local_outside", float(np.delete(a_local.data[0], range(1, 6)).sum()))
+gated = LuongDecoder(4, 4, 64, 64, combine="gate", rng=np.random.default_rng(0))
+c_t, _ = models["Luong"].decoder.attention(s_t, enc_l.annotations)
+h_gate = gated.attentional(c_t, s_t)                  # z ⊙ tanh(W_c c_t) + (1 − z) ⊙ s_t
+print(f"  the gate fusion h̃ = z ⊙ tanh(W_c c) + (1 - z) ⊙ s (combine=\"gate\", untrained): "
+      f"{np.round(h_gate.data[0, :4], 3)} …")
 delay = {}
 for name in ("Bahdanau", "Luong"):
     delay[name] = (state_dependence(models[name]), token_accuracy(models[name]),
