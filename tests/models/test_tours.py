@@ -26,30 +26,32 @@ HEADINGS_003 = ["1. 从“硬对齐”到“软对齐”Attention机制的诞生
 HEADINGS = {"000": HEADINGS_000, "003": HEADINGS_003, "004": HEADINGS_004}
 
 
-def ran(name: str, tmp_path_factory) -> tuple:
-    """(the walkthrough's record, its output folder), the walkthrough run once per module."""
-    out = tmp_path_factory.mktemp(f"tour{name}")
-    return run(name, str(out)), out
-
-
 @pytest.fixture(scope="module")
-def tour_004(tmp_path_factory):
-    return ran("004", tmp_path_factory)
+def ran(tmp_path_factory):
+    """name -> (the walkthrough's record, its output folder): each walkthrough run once."""
+    done = {}
+
+    def get(name: str) -> tuple:
+        if name not in done:
+            out = tmp_path_factory.mktemp(f"tour{name}")
+            done[name] = run(name, str(out)), out
+        return done[name]
+    return get
 
 
-def test_004_follows_the_sources_sections_in_order(tour_004):
-    record, _ = tour_004
+def test_004_follows_the_sources_sections_in_order(ran):
+    record, _ = ran("004")
     assert record.sections == HEADINGS_004
 
 
-def test_004_every_printed_number_of_the_source_agrees(tour_004):
-    record, _ = tour_004
+def test_004_every_printed_number_of_the_source_agrees(ran):
+    record, _ = ran("004")
     assert len(record.checks) == 16                                   # §6: 12 table cells, 4 context entries
     assert all(c.agrees for c in record.checks), [c for c in record.checks if not c.agrees]
 
 
-def test_004_what_its_cells_compute(tour_004):
-    v = tour_004[0].values
+def test_004_what_its_cells_compute(ran):
+    v = ran("004")[0].values
     assert v["summary_is_last_state"]                                  # §2: c = h_T
     alpha = v["alpha_rows"]                                            # §3: re-read per state
     np.testing.assert_allclose(alpha.sum(axis=1), 1.0, atol=1e-12)
@@ -68,8 +70,8 @@ def test_004_what_its_cells_compute(tour_004):
     assert v["dot_equals_general"]                                     # §8: W = I
 
 
-def test_004_draws_its_figures_as_svg_files(tour_004):
-    record, out = tour_004
+def test_004_draws_its_figures_as_svg_files(ran):
+    record, out = ran("004")
     names = sorted(pathlib.Path(f).name for f in record.files)
     assert names == ["004_s3_architectures.svg", "004_s5_with_without_tanh.svg",
                      "004_s6_weights_vs_state.svg"]
@@ -117,13 +119,8 @@ def test_check_agrees_only_to_the_printed_digit():
     assert [c.agrees for c in book.BOOK.checks] == [True, True, False, False]
 
 
-@pytest.fixture(scope="module")
-def tour_000(tmp_path_factory):
-    return ran("000", tmp_path_factory)
-
-
-def test_000_follows_the_sources_sections_and_its_printed_numbers_agree(tour_000):
-    record, out = tour_000
+def test_000_follows_the_sources_sections_and_its_printed_numbers_agree(ran):
+    record, out = ran("000")
     assert record.sections == HEADINGS_000
     assert [c.what for c in record.checks] == ["4.1 row 1: Σ α", "4.1 row 2: Σ α",
                                                "4.2 raw dot std (≈ √64)", "4.2 scaled std (≈ 1)"]
@@ -131,8 +128,8 @@ def test_000_follows_the_sources_sections_and_its_printed_numbers_agree(tour_000
     assert sorted(p.name for p in out.iterdir()) == ["000_s4_alignment.svg", "000_s4_path_length.svg"]
 
 
-def test_000_what_its_cells_compute(tour_000):
-    v = tour_000[0].values
+def test_000_what_its_cells_compute(ran):
+    v = ran("000")[0].values
     assert v["summary_width"] == 16 and v["soft_address_argmax"] == 2
     assert v["typo_is_uniform"] and v["softmax_gap"] < 1e-15          # 2.2: the typo, literally
     for d, (raw, scaled) in v["stds"].items():                          # 2.3: std √d, then 1
@@ -155,21 +152,16 @@ def test_000_what_its_cells_compute(tour_000):
     assert v["padded_weight"] == 0.0                                   # 4.1: the padding mask
 
 
-@pytest.fixture(scope="module")
-def tour_003(tmp_path_factory):
-    return ran("003", tmp_path_factory)
-
-
-def test_003_follows_the_sources_sections_and_draws_its_figures(tour_003):
-    record, out = tour_003
+def test_003_follows_the_sources_sections_and_draws_its_figures(ran):
+    record, out = ran("003")
     assert record.sections == HEADINGS_003 and record.checks == []
     assert sorted(p.name for p in out.iterdir()) == ["003_s1_bottleneck.svg", "003_s6_alignments.svg",
                                                      "003_s6_hierarchical.svg"]
 
 
-def test_003_measures_what_the_source_claims(tour_003):
+def test_003_measures_what_the_source_claims(ran):
     """Training figures as ranges (BLAS kernels round differently); structure exactly."""
-    v = tour_003[0].values
+    v = ran("003")[0].values
     fixed, bahdanau = v["by_length"]["fixed summary"], v["by_length"]["Bahdanau"]
     assert fixed[8] < 0.3 and bahdanau[8] > fixed[8] + 0.3            # §1: the bottleneck
     assert v["p1_sum"] == pytest.approx(1.0, abs=1e-5)
