@@ -47,7 +47,7 @@ def _check_max_len(max_len: int) -> None:
 
 def _results(tokens, alphas, logps, mask) -> list:
     """Cut each row at its first EOS. tokens, logps (B, L); alphas (B, L, S) or None."""
-    B, L = tokens.shape
+    L = tokens.shape[1]
     is_eos = tokens == EOS                                              # (B, L)
     ends = np.where(is_eos.any(axis=1), is_eos.argmax(axis=1) + 1, L)   # (B,): tokens kept
     scores = np.where(np.arange(L) < ends[:, None], logps, 0.0).sum(axis=1)  # (B,)
