@@ -2,10 +2,13 @@
 
 An exercise is a forward function built from minigrad ops, a few input cases drawn from a
 fixed seed, the learner-facing text (formula, two graded hints) and the classic mistakes it
-can name. The learner writes the matching VJP in plain NumPy in a stub file
-(``stubs/NN_name.py``) with the signature ``name_vjp(g, *inputs, **constants)``.
+can name. In a *backward* exercise the learner writes the matching VJP in plain NumPy in a
+stub file (``stubs/NN_name.py``) with the signature ``name_vjp(g, *inputs, **constants)``;
+in a *forward* exercise (source 003 §5: "write the forward pass by hand") they write the
+forward itself, ``name(*inputs, **constants)``, and it is compared with the library's.
 
-A *mistake* gives the gradient a classic error would produce. Many are written as a
+A *mistake* gives the gradient (for a forward exercise: the output) a classic error would
+produce. Many are written as a
 *surrogate forward*: the same values as the real forward, but one gradient path cut or
 changed with ``detach()`` -- e.g. ``st(tanh(u), u)`` has the value of tanh(u) and the
 derivative of u, which is exactly "forgot the factor 1 − tanh²".
@@ -34,12 +37,12 @@ class Mistake:
     """
 
     text: str
-    grads: Callable
+    grads: Callable   # a forward exercise's: (None, inputs, constants) -> {output: wrong value}
 
 
 @dataclass(frozen=True)
 class Exercise:
-    name: str                   # also the stub's function: f"{name}_vjp"
+    name: str                   # also the stub's function: f"{name}_vjp" (forward: name)
     stars: int                  # difficulty, 1 (easy) to 5 (hard)
     title: str
     formula: str                # one line, shown by `list`
@@ -50,11 +53,15 @@ class Exercise:
     mistakes: tuple = ()
     zero_sum: dict = field(default_factory=dict)  # input -> axis along which its gradient sums to 0
     nan_hint: str = ""          # where a NaN in this exercise usually comes from
+    kind: str = "backward"      # or "forward": the learner writes ``forward`` itself
+    outputs: tuple = ()         # a forward exercise's outputs, in the order it returns them
+    lesson: Callable | None = None  # (inputs, constants, outputs) -> a passing case's numbers
+    moral: str = ""             # what the numbers show, said once all cases pass
     number: int = 0             # set by the registry
 
     @property
     def function(self) -> str:
-        return f"{self.name}_vjp"
+        return self.name if self.kind == "forward" else f"{self.name}_vjp"
 
     @property
     def file(self) -> str:

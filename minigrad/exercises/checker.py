@@ -18,6 +18,10 @@ changed during the check is not judged. The child gets ``TIMEOUT`` seconds to lo
 and per input, then is killed; a crash, an exit, a hang or unreadable output is that
 exercise's failure, with a one-line reason. ``check_function`` runs a function in this
 process (for trusted code: the reference solutions), under the same limit (SIGALRM).
+
+A *forward* exercise is judged the same way, with the same guarantees, except that the
+learner's function is ``name(*inputs, **constants)`` and each output is compared with the
+exercise's forward (the library's), which never leaves this process.
 """
 from __future__ import annotations
 
@@ -76,15 +80,15 @@ def _too_long() -> str:
 
 @dataclass
 class InputResult:
-    """The verdict on one gradient, dL/d name."""
+    """The verdict on one gradient, dL/d name (a forward exercise: on one output, name)."""
 
     name: str
     ok: bool
-    expected: tuple                      # the input's shape
+    expected: tuple                      # the input's shape (forward: the output's)
     shape: tuple | None = None           # the learner's gradient's shape
     worst: tuple | None = None           # index of the element with the largest relative error
-    analytic: float | None = None
-    numeric: float | None = None
+    analytic: float | None = None        # the learner's value there (forward: their output)
+    numeric: float | None = None         # the truth there (forward: the library's output)
     rel: float | None = None
     diagnosis: str | None = None
 
@@ -96,6 +100,7 @@ class CaseResult:
     results: list = field(default_factory=list)   # InputResult, one per input
     error: str | None = None             # the VJP raised, or returned something unusable
     side_effects: list = field(default_factory=list)   # inputs the VJP changed in place
+    lesson: str | None = None            # a passing measurement's meaning (``Exercise.lesson``)
 
     @property
     def ok(self) -> bool:
@@ -118,14 +123,29 @@ class Report:
 # ---- running ---------------------------------------------------------------------------------
 
 def _cases(exercise: Exercise) -> list:
-    """[(inputs, constants, g)]: the cases drawn from the exercise's seed, each with its g."""
+    """[(inputs, constants, g)]: the cases drawn from the exercise's seed, each with its g.
+    A forward exercise's g is empty: what the child is sent holds nothing of the answer."""
     rng = np.random.default_rng(exercise.seed)
     out = []
     for inputs, constants in exercise.cases(rng):
-        with mg.no_grad():
-            forward = exercise.forward(*[Tensor(x) for x in inputs.values()], **constants).data
+        if exercise.kind == "forward":
+            out.append((inputs, constants, np.zeros(0)))
+            continue
+        forward = _forward(exercise, inputs, constants)[0]
         out.append((inputs, constants, rng.standard_normal(forward.shape)))
     return out
+
+
+def _forward(exercise: Exercise, inputs: dict, constants: dict) -> list:
+    """The exercise's forward on float64 copies of the inputs: a list of output arrays."""
+    with mg.no_grad():
+        out = exercise.forward(*[Tensor(x.copy()) for x in inputs.values()], **_copies(constants))
+    return [np.asarray(o.data if isinstance(o, Tensor) else o, np.float64)
+            for o in (out if isinstance(out, tuple) else (out,))]
+
+
+def _signature(exercise: Exercise) -> str:
+    return f"{exercise.function}({'' if exercise.kind == 'forward' else 'g, '}...)"
 
 
 def check_file(exercise: Exercise, directory: Path) -> Report:
@@ -146,7 +166,7 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
         return Report(exercise, path, "broken", str(e))
     cases = _cases(exercise)
     outcomes, trouble = child.run(source, path.name, exercise.function, cases, TIMEOUT,
-                                  child.allowed_path(directory))
+                                  child.allowed_path(directory), exercise.kind == "forward")
     try:
         same = integrity.read_file(path) == source
     except ValueError:
@@ -160,7 +180,7 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
         return Report(exercise, path, "broken", f"could not load {path.name}: {why}")
     if not outcomes[0]["loaded"]:
         return Report(exercise, path, "broken",
-                      f"{path.name} has no function {exercise.function}(g, ...): keep the "
+                      f"{path.name} has no function {_signature(exercise)}: keep the "
                       f"stub's name and signature")
     names = list(cases[0][0]) if cases else []
     results = [(r[0], r[1], [names[k] if k >= 0 else "g" for k in r[2]])
@@ -218,7 +238,8 @@ def check_function(exercise: Exercise, vjp, path: Path | None = None) -> Report:
         mine, mine_g = [x.copy() for x in inputs.values()], g.copy()
         try:
             with time_limit(TIMEOUT):
-                result = vjp(mine_g, *mine, **_copies(constants))
+                result = (vjp(*mine, **_copies(constants)) if exercise.kind == "forward" else
+                          vjp(mine_g, *mine, **_copies(constants)))
         except TookTooLong:  # the other inputs would take as long: stop here
             results.append(("error", f"{exercise.function} {_too_long()} "
                                      f"(the other inputs were not run)"))
@@ -250,17 +271,23 @@ def _verdict(exercise: Exercise, path, cases: list, results: list, source: str =
         if result is None:
             case.error = "returned None for this input: a branch without a `return`?"
             continue
-        grads = _as_list(result, exercise.args)
+        forward = exercise.kind == "forward"
+        names = exercise.outputs if forward else exercise.args
+        grads = (_as_list(result, names, "output", "") if forward else
+                 _as_list(result, names, "gradient", "d"))
         if isinstance(grads, str):
             case.error = grads
             continue
-        case.side_effects = [f"your VJP changed {k} in place (e.g. `{k} *= ...`); a VJP must "
-                             f"change nothing -- the engine reuses its inputs: compute into "
-                             f"new arrays" for k in changed]
-        truth = dict(zip(exercise.args, _numeric(exercise, inputs, constants, g)))
+        case.side_effects = [f"your {'function' if forward else 'VJP'} changed {k} in place "
+                             f"(e.g. `{k} *= ...`); it must change nothing -- the engine reuses "
+                             f"its inputs: compute into new arrays" for k in changed]
+        truth = dict(zip(names, _forward(exercise, inputs, constants) if forward
+                         else _numeric(exercise, inputs, constants, g)))
         with np.errstate(all="ignore"):  # 1e308 in a gradient: a diagnosis, not a warning
             case.results = [_judge(exercise, k, a, truth, g, inputs, constants)
-                            for k, a in zip(exercise.args, grads)]
+                            for k, a in zip(names, grads)]
+        if exercise.lesson and case.ok:
+            case.lesson = exercise.lesson(inputs, constants, list(truth.values()))
     if any(not c.ok for c in report.cases):
         report.status = "failing"
     return report
@@ -279,36 +306,43 @@ def _copies(constants: dict) -> dict:
     return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in constants.items()}
 
 
-def _as_list(result, args):
-    """The VJP's result as one entry per input, or a message saying why it can't be."""
-    if len(args) == 1 and not isinstance(result, (tuple, list)):
+def _as_list(result, names, what="gradient", d="d"):
+    """The result as one entry per name, or a message saying why it can't be. ``what`` and
+    ``d`` word it: a VJP returns gradients (dx, ...), a forward its outputs."""
+    listed = ", ".join(d + a for a in names)
+    if len(names) == 1 and not isinstance(result, (tuple, list)):
         result = (result,)
     if not isinstance(result, (tuple, list)):
-        return (f"returned a {type(result).__name__}; return a tuple of {len(args)} gradients "
-                f"({', '.join('d' + a for a in args)})")
-    if len(result) != len(args):
-        return (f"returned {len(result)} gradient(s), expected {len(args)}: one per input, in "
-                f"this order: {', '.join('d' + a for a in args)}")
+        return (f"returned a {type(result).__name__}; return a tuple of {len(names)} {what}s "
+                f"({listed})")
+    if len(result) != len(names):
+        per = "one per input, in" if what == "gradient" else "in"
+        return (f"returned {len(result)} {what}(s), expected {len(names)}: {per} this order: "
+                f"{listed}")
     return list(result)
 
 
 def _judge(exercise, name, a, truth, g, inputs, constants) -> InputResult:
-    """Compare ``a`` with the numeric gradient ``truth[name]``; if it fails, say why."""
+    """Compare ``a`` with the numeric gradient ``truth[name]`` (a forward exercise: with the
+    library's output); if it fails, say why."""
     n = truth[name]
     r = InputResult(name, False, n.shape)
+    forward = exercise.kind == "forward"
+    d = "" if forward else "d"
     if a is None:
-        r.diagnosis = f"d{name} is None: return an array of shape {n.shape}"
+        r.diagnosis = f"{d}{name} is None: return an array of shape {n.shape}"
         return r
     if isinstance(a, child.NotAnArray):
-        r.diagnosis = f"d{name} is not an array of numbers ({a.type_name})"
+        r.diagnosis = f"{d}{name} is not an array of numbers ({a.type_name})"
         return r
     try:
         a = np.asarray(a)
     except (TypeError, ValueError):
         a = np.asarray(None)
     if a.dtype.kind not in "biuf":  # complex: an imaginary part must not be dropped silently
-        r.diagnosis = (f"d{name} is not an array of real numbers (dtype {a.dtype}); a "
-                       f"gradient of a real loss is real")
+        r.diagnosis = (f"{d}{name} is not an array of real numbers (dtype {a.dtype}); "
+                       + ("the forward of real inputs is real" if forward else
+                          "a gradient of a real loss is real"))
         return r
     a = a.astype(np.float64)
     r.shape = a.shape
@@ -321,8 +355,9 @@ def _judge(exercise, name, a, truth, g, inputs, constants) -> InputResult:
         if r.ok:
             return r
     r.diagnosis = (_named_mistake(exercise, name, a, n, g, inputs, constants)
-                   or _other_input(name, a, truth)
-                   or (diagnose.value_diagnosis(a, n, name, exercise.nan_hint)
+                   or _other_input(name, a, truth, d)
+                   or (diagnose.output_diagnosis(a, n, name) if forward else
+                       diagnose.value_diagnosis(a, n, name, exercise.nan_hint)
                        if a.shape == n.shape else diagnose.shape_diagnosis(a, n, name)))
     if name in exercise.zero_sum and a.shape == n.shape:
         note = diagnose.zero_sum_note(a, exercise.zero_sum[name], name)
@@ -345,12 +380,13 @@ def _named_mistake(exercise, name, a, n, g, inputs, constants) -> str | None:
     return None
 
 
-def _other_input(name, a, truth) -> str | None:
-    """``a`` is another input's gradient: the VJP returned its gradients out of order."""
+def _other_input(name, a, truth, d="d") -> str | None:
+    """``a`` is another input's gradient (another output): returned out of order."""
     for other, n in truth.items():
         if other != name and diagnose.close(a, n) and not diagnose.close(truth[name], n):
-            return (f"this is d{other}: gradients must come back in the order of the inputs "
-                    f"({', '.join('d' + x for x in truth)})")
+            what = "gradients must come back in the order of the inputs" if d else \
+                "the outputs must come back in this order"
+            return f"this is {d}{other}: {what} ({', '.join(d + x for x in truth)})"
     return None
 
 

@@ -1,7 +1,7 @@
 """Running a learner's file in a locked-down child process with a wall-clock limit (the parent
 side of ``sandbox.py``).
 
-``run(source, name, function, cases, timeout, path)`` copies the file's bytes into a fresh
+``run(source, name, function, cases, timeout, path, forward)`` copies the file's bytes into a fresh
 private folder (mode 0700), starts the child there in a session of its own -- isolated mode,
 an environment of a few variables, only ``path`` added to its ``sys.path``, the cases on
 stdin -- and reads its frames from a pipe.
@@ -137,8 +137,9 @@ def _sweep(since: int) -> None:
 
 
 def run(source: bytes, name: str, function: str, cases: list, timeout: float,
-        path: list) -> tuple:
-    """(outcomes, trouble): ``trouble`` says why the child stopped early, if it did."""
+        path: list, forward: bool = False) -> tuple:
+    """(outcomes, trouble): ``trouble`` says why the child stopped early, if it did.
+    ``forward``: the function is a forward exercise's, called without g."""
     if STOPPING.is_set():
         return [], "was stopped (Ctrl-C or SIGTERM)"
     folder, proc, since = tempfile.mkdtemp(prefix="minigrad-check-"), None, None  # mode 0700
@@ -148,7 +149,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
             f.write(source)
         with open(request, "xb") as f:
             pickle.dump([(list(i.values()), c, g) for i, c, g in cases], f)
-        config = {"path": path, "file": copy, "function": function,
+        config = {"path": path, "file": copy, "function": function, "forward": forward,
                   "cpu": int(STARTUP + timeout * (len(cases) + 1)) + 1}
         adopting, _ = _adopt_orphans(), _guard_self()
         with open(request, "rb") as stdin, LOCK:  # a sweep never sees a child not yet in LIVE

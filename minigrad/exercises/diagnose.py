@@ -10,6 +10,7 @@ differences), which has the input's shape. Two questions, in this order:
   its sign).
 
 Exercise-specific mistakes (``catalog.Mistake``) are tried by the checker before these.
+A forward exercise's wrong output gets ``output_diagnosis``, in the same spirit.
 """
 from __future__ import annotations
 
@@ -156,6 +157,40 @@ def value_diagnosis(a: np.ndarray, n: np.ndarray, name: str, nan_hint: str = "")
                     f"factor that varies from element to element (analytic/numeric from "
                     f"{lo:.3g} to {hi:.3g}): a local derivative is missing or wrong, such as "
                     f"1 − tanh² or σ(1 − σ)")
+    return None
+
+
+def output_diagnosis(a: np.ndarray, n: np.ndarray, name: str) -> str | None:
+    """Name the pattern of a wrong forward output ``a`` against the library's ``n``, or None."""
+    sa, sx = a.shape, n.shape
+    if sa != sx:
+        if a.ndim == n.ndim >= 2 and sa == sx[:-2] + (sx[-1], sx[-2]):
+            return (f"transposed: your {name} {sa} is the transpose of the expected {sx}"
+                    + ("" if close(np.swapaxes(a, -1, -2), n) else " (and the values differ too)"))
+        for k in range(a.ndim):
+            if a.ndim == n.ndim + 1 and sa[:k] + sa[k + 1:] == sx:
+                summed = " -- summed over it, yours is right" if close(a.sum(axis=k), n) else ""
+                return (f"an axis too many: {name} {sa} has an extra axis {k} (size {sa[k]}) "
+                        f"that {sx} lacks: a sum (Σ_j) left out?{summed}")
+        if a.size == n.size:
+            return (f"right number of elements, wrong shape: {sa}, expected {sx} -- a reshape "
+                    f"or transpose in the wrong place?")
+        return f"wrong shape {sa}: {name} must have shape {sx}"
+    bad = ~np.isfinite(a)
+    if bad.any():
+        return (f"{name} has NaN/inf at {_index(np.argwhere(bad)[0])} ({bad.sum()} element(s)): "
+                f"np.exp overflows for large scores -- subtract each row's max before it")
+    if np.abs(a).max(initial=0.0) <= TOL * FLOOR < np.abs(n).max(initial=0.0):
+        return f"{name} is all zeros, but the expected output is not"
+    if close(-a, n):
+        return f"sign error: your {name} is the negative of the expected one"
+    if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and close(np.swapaxes(a, -1, -2), n):
+        return (f"transposed: your {name} is the transpose of the expected one (a square "
+                f"matrix, so the shape did not give it away)")
+    c = float(np.sum(a * n) / np.sum(n * n)) if np.any(n) else 0.0
+    if c and abs(c - 1) > 10 * MATCH and close(a, c * n):
+        return (f"off by a constant factor: your {name} ≈ {c:.4g} × the expected one"
+                + _factor_guess(c))
     return None
 
 

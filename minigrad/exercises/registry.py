@@ -4,15 +4,18 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
-from minigrad.exercises import catalog_attention, catalog_basic, catalog_second, catalog_transformer
+from minigrad.exercises import (catalog_attention, catalog_basic, catalog_forward, catalog_second,
+                                catalog_transformer)
 from minigrad.exercises.catalog import Exercise
 
 
 @functools.lru_cache(maxsize=None)
 def all_exercises() -> tuple:
-    """Every exercise, numbered, easy to hard."""
+    """Every exercise, numbered: the backward passes easy to hard (1-16), then the forward
+    passes easy to hard (17-20) and two measurements (21-22)."""
     exercises = (catalog_basic.EXERCISES + catalog_attention.EXERCISES
-                 + catalog_transformer.EXERCISES + catalog_second.EXERCISES)
+                 + catalog_transformer.EXERCISES + catalog_second.EXERCISES
+                 + catalog_forward.EXERCISES)
     return tuple(replace(e, number=i) for i, e in enumerate(exercises, start=1))
 
 

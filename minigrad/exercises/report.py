@@ -40,10 +40,14 @@ def full(report: Report) -> str:
             lines.append(f"When you are stuck: {PROGRAM} hint {e.name}")
         return "\n".join(lines)
     where = f" in {printable(str(report.path))}" if report.path else ""
-    lines.append(f"checking {e.function}{where} against central differences (float64), "
+    forward = e.kind == "forward"
+    truth, mine, theirs = (("the library's forward", "yours", "expected") if forward else
+                           ("central differences", "analytic", "numeric"))
+    lines.append(f"checking {e.function}{where} against {truth} (float64), "
                  f"{len(report.cases)} inputs")
-    lines.append(f"rel. error = |analytic − numeric| / max(|analytic|, |numeric|, "
-                 f"{diagnose.FLOOR:g}); a gradient passes when it is ≤ {diagnose.TOL:g} everywhere")
+    lines.append(f"rel. error = |{mine} − {theirs}| / max(|{mine}|, |{theirs}|, "
+                 f"{diagnose.FLOOR:g}); {'an output' if forward else 'a gradient'} passes when "
+                 f"it is ≤ {diagnose.TOL:g} everywhere")
     said = {}  # a diagnosis is printed in full once, then referred to: text -> where
     for case in report.cases:
         head = f"input {case.number}: {_shapes(case.shapes)} "
@@ -53,34 +57,40 @@ def full(report: Report) -> str:
             for i, part in enumerate(case.error.splitlines()):
                 lines += wrap(part.strip(), " " * 9 if i else "  error: ", " " * 9)
         for r in case.results:
-            lines += _input_lines(r, case.number, said)
+            lines += _input_lines(r, case.number, said, forward)
         for problem in case.side_effects:
             lines += wrap(problem, "  FAIL  ")
+        if case.lesson:
+            lines += wrap("measured: " + case.lesson, "  ", "  ")
     lines.append("")
     n = len(report.cases)
     if report.status == "done":
         lines.append(f"{e.name}: all {n} inputs pass -- done.")
+        if e.moral:
+            lines += wrap("What it shows: " + e.moral, "", "")
     else:
         lines.append(f"{e.name}: {report.passed} of {n} inputs pass -- not done yet. "
                      f"Hints: {PROGRAM} hint {e.name} (then --level 2 for the formula)")
     return "\n".join(lines)
 
 
-def _input_lines(r, case_number: int, said: dict) -> list:
+def _input_lines(r, case_number: int, said: dict, forward: bool = False) -> list:
     verdict = "pass" if r.ok else "FAIL"
-    label = f"  d{r.name:<6} {verdict}  "
+    name = r.name if forward else "d" + r.name
+    label = f"  {name:<10} {verdict}  " if forward else f"  {name:<7} {verdict}  "
     if r.rel is None:  # no element-wise comparison was possible
         got = f"shape {r.shape}, expected {r.expected}" if r.shape is not None else "no gradient"
         lines = [label + got]
     else:
         idx = "[" + ", ".join(str(int(i)) for i in r.worst) + "]" if r.worst else "(scalar)"
-        lines = [label + f"worst {idx}: analytic {r.analytic: .6g}, numeric {r.numeric: .6g}, "
+        mine, theirs = ("yours", "expected") if forward else ("analytic", "numeric")
+        lines = [label + f"worst {idx}: {mine} {r.analytic: .6g}, {theirs} {r.numeric: .6g}, "
                          f"rel. error {r.rel:.1e}"]
     if not r.ok:
         text = r.diagnosis or ("no pattern recognised: compare the worst element by hand, and "
-                               "check each step of the chain rule")
+                               f"check each step of the {'formula' if forward else 'chain rule'}")
         lines += wrap("→ " + (f"as for {said[text]}" if text in said else text), " " * 10)
-        said.setdefault(text, f"d{r.name} in input {case_number}")
+        said.setdefault(text, f"{name} in input {case_number}")
     return lines
 
 
@@ -101,7 +111,8 @@ def first_problem(report: Report) -> str:
             return f"input {case.number}: {case.side_effects[0]}"
         for r in case.results:
             if not r.ok:
-                return f"input {case.number}, d{r.name}: {r.diagnosis or 'values differ'}"
+                d = "" if report.exercise.kind == "forward" else "d"
+                return f"input {case.number}, {d}{r.name}: {r.diagnosis or 'values differ'}"
     return ""
 
 

@@ -19,7 +19,8 @@ learner's code runs, this process locks itself down:
   IPC, ptrace, signals to others, and whatever Linux adds later), for this process and its
   threads.
 
-Then it loads the file, calls the function once per case and sends one frame per step on a
+Then it loads the file, calls the function once per case (a VJP with g first, a forward
+exercise's function without it) and sends one frame per step on a
 pipe the learner's ``print`` does not reach (stdout goes to /dev/null). A frame is
 ``<u32 length><JSON header><raw array bytes>``; a case's frame holds the VJP's gradients,
 then the inputs and g as they are after the call (the parent tells whether they changed). The
@@ -224,7 +225,9 @@ def _encode(result) -> tuple:
     return {"structure": "tuple" if many else "single", "items": items}, tuple(arrays)
 
 
-def main(path: str, function: str, cpu_seconds: int, folders: list) -> None:
+def main(path: str, function: str, cpu_seconds: int, folders: list, forward: bool) -> None:
+    """Run ``function`` of the file at ``path`` on each case: ``function(g, *inputs,
+    **constants)``, a VJP, or, for a forward exercise, ``function(*inputs, **constants)``."""
     global CHANNEL
     CHANNEL = os.dup(1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the learner's prints go nowhere
@@ -247,8 +250,8 @@ def main(path: str, function: str, cpu_seconds: int, folders: list) -> None:
         mine = [a.copy() for a in args]
         mine_g = g.copy()
         try:
-            result = vjp(mine_g, *mine, **{k: v.copy() if isinstance(v, np.ndarray) else v
-                                           for k, v in constants.items()})
+            kept = {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in constants.items()}
+            result = vjp(*mine, **kept) if forward else vjp(mine_g, *mine, **kept)
             header, arrays = ({"none": True}, ()) if result is None else _encode(result)
             # then the inputs and g as they are now: the parent compares them with what it sent
             arrays += tuple(np.asarray(a) for a in mine + [mine_g])
@@ -259,5 +262,6 @@ def main(path: str, function: str, cpu_seconds: int, folders: list) -> None:
 
 
 if __name__ == "__main__":
-    main(CONFIG["file"], CONFIG["function"], CONFIG["cpu"], CONFIG["path"])
+    main(CONFIG["file"], CONFIG["function"], CONFIG["cpu"], CONFIG["path"],
+         CONFIG["forward"] is True)
     os._exit(0)  # no atexit handler or flush the learner registered may run after the frames
