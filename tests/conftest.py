@@ -16,6 +16,10 @@ settings.register_profile("ci", deadline=None, derandomize=True, max_examples=25
 settings.register_profile("dev", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 
+# The messages in English, whatever this machine's locale: the READMEs' transcripts are English.
+# (``minigrad.i18n`` reads LANGUAGE first; tests of Chinese output pass --lang zh.)
+os.environ["LANGUAGE"] = "en"
+
 
 @pytest.fixture(autouse=True)
 def keep_sigint():

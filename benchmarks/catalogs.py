@@ -1,0 +1,147 @@
+"""The Chinese message catalogs: compile the reviewed ``.po`` files, and find what is missing.
+
+    python -m benchmarks.catalogs --write      # compile every package's .po files into its .mo
+    python -m benchmarks.catalogs --missing    # messages in the code with no translation yet,
+                                               # as .po entries to fill in
+
+A package's catalog is every ``<package>/locale/zh/LC_MESSAGES/*.po`` file, merged (a message
+in two files must have one translation), compiled into ``<package>.mo`` there, the file
+``gettext`` reads (``minigrad.i18n``). A maintainer's script, NumPy-free and without ``msgfmt``:
+the tests use ``messages``, ``compile_mo`` and ``used_messages`` to check that every ``.mo`` is
+in step with its ``.po`` files and that every message the code can print has a translation.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import struct
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("minigrad", "attention", "models")
+HEADER = "Content-Type: text/plain; charset=UTF-8\n"
+
+
+def folder(package: str) -> Path:
+    return ROOT / package / "locale" / "zh" / "LC_MESSAGES"
+
+
+def _unquote(text: str, where: str) -> str:
+    if not (len(text) >= 2 and text[0] == text[-1] == '"'):
+        raise ValueError(f"{where}: expected a quoted string, got {text!r}")
+    out, i, body = [], 0, text[1:-1]
+    escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
+    while i < len(body):
+        if body[i] == "\\" and i + 1 < len(body) and body[i + 1] in escapes:
+            out.append(escapes[body[i + 1]])
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+def parse_po(path: Path) -> dict:
+    """{msgid: msgstr} of one .po file (no plurals, no contexts), the header left out."""
+    entries, key, field, parts = {}, None, None, {}
+    def finish():
+        if "msgid" in parts:
+            msgid, msgstr = parts["msgid"], parts.get("msgstr", "")
+            if msgid in entries:
+                raise ValueError(f"{path.name}: {msgid!r} twice")
+            if msgid:
+                entries[msgid] = msgstr
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line, where = raw.strip(), f"{path.name} line {number}"
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("msgid ", "msgstr ")):
+            key, rest = line.split(" ", 1)
+            if key == "msgid":
+                finish()
+                parts = {}
+            parts[key] = _unquote(rest, where)
+            field = key
+        elif line.startswith('"') and field:
+            parts[field] += _unquote(line, where)
+        else:
+            raise ValueError(f"{where}: cannot read {line!r}")
+    finish()
+    return entries
+
+
+def messages(package: str) -> dict:
+    """The package's catalog: every .po file of its folder, merged."""
+    merged = {}
+    for path in sorted(folder(package).glob("*.po")):
+        for msgid, msgstr in parse_po(path).items():
+            if merged.get(msgid, msgstr) != msgstr:
+                raise ValueError(f"{package}: {msgid!r} has two translations")
+            merged[msgid] = msgstr
+    return merged
+
+
+def compile_mo(entries: dict) -> bytes:
+    """The GNU .mo bytes of ``entries`` (sorted, with a UTF-8 header), as ``gettext`` reads."""
+    items = sorted({"": HEADER, **{k: v for k, v in entries.items() if v}}.items())
+    ids = [k.encode() for k, _ in items]
+    strs = [v.encode() for _, v in items]
+    n, start = len(items), 7 * 4
+    id_table, str_table = start, start + 8 * n
+    data_at = str_table + 8 * n
+    offsets, blob = [], b""
+    for b in ids + strs:
+        offsets.append((len(b), data_at + len(blob)))
+        blob += b + b"\0"
+    head = struct.pack("<7I", 0x950412DE, 0, n, id_table, str_table, 0, data_at)
+    table = b"".join(struct.pack("<2I", *o) for o in offsets)
+    return head + table + blob
+
+
+def mo_path(package: str) -> Path:
+    return folder(package) / f"{package}.mo"
+
+
+def used_messages(package: str) -> dict:
+    """{message: "file:line"} for every literal ``_("...")`` in the package's code."""
+    found = {}
+    for path in sorted((ROOT / package).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == "_" and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                    and isinstance(node.args[0].value, str)):
+                found.setdefault(node.args[0].value,
+                                 f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.catalogs", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="compile every package's .mo")
+    parser.add_argument("--missing", action="store_true",
+                        help="print .po entries for the messages without a translation")
+    args = parser.parse_args(argv)
+    status = 0
+    for package in PACKAGES:
+        if args.write and folder(package).is_dir():
+            mo_path(package).write_bytes(compile_mo(messages(package)))
+            print(f"wrote {mo_path(package).relative_to(ROOT)} ({len(messages(package))} messages)")
+        if args.missing:
+            have = messages(package) if folder(package).is_dir() else {}
+            for msgid, where in used_messages(package).items():
+                if not have.get(msgid):
+                    print(f"#: {where}\nmsgid {_quote(msgid)}\nmsgstr \"\"\n")
+                    status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
