@@ -8,7 +8,11 @@ import argparse
 import numpy as np
 
 import minigrad as mg
-from minigrad import functional as F, nn_ops
+from minigrad import functional as F, i18n, nn_ops
+from minigrad.draw.common import columns, pad
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 
 def cases(rng: np.random.Generator) -> list:
@@ -142,10 +146,16 @@ def _print_table(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m minigrad.gradcheck", description=main.__doc__)
     parser.add_argument("--order", type=int, choices=(1, 2), default=1,
                         help="1: gradients (gradcheck); 2: second derivatives (gradgradcheck)")
-    order = parser.parse_args(argv).order
+    i18n.add_argument(parser)
+    args = parser.parse_args(argv)
+    i18n.apply(args)
+    order = args.order
     rng = np.random.default_rng(0)
-    header = f"{'op':<28} {'shapes':<26} {'max abs err':>11} {'max rel err':>11}  ok"
-    print(header, "-" * len(header), sep="\n")
+    err_abs, err_rel = _("max abs err"), _("max rel err")
+    wa, wr = max(11, columns(err_abs)), max(11, columns(err_rel))  # a translation may be wider
+    header = (f"{pad(_('op'), 28)} {pad(_('shapes'), 26)} {pad(err_abs, wa, True)} "
+              f"{pad(err_rel, wr, True)}  {_('ok')}")
+    print(header, "-" * columns(header), sep="\n")
     table, failed = cases(rng), 0
     for name, fn, inputs in table:
         shapes = " ".join(str(np.shape(x)).replace(" ", "") for x in inputs)
@@ -156,12 +166,16 @@ def _print_table(argv=None) -> int:
             max_abs = max(r[1] for r in results)
             max_rel = max(r[2] for r in results)
             ok = all(r[3] is None for r in results)
-            row = f"{max_abs:>11.1e} {max_rel:>11.1e}  {'ok' if ok else 'FAIL'}"
+            row = f"{max_abs:>{wa}.1e} {max_rel:>{wr}.1e}  {_('ok') if ok else _('FAIL')}"
         except Exception as e:  # an op that raises is a failure too: show why
-            ok, row = False, f"{'error':>11} {'':>11}  FAIL  {type(e).__name__}: {e}"
+            ok, row = False, (f"{pad(_('error'), wa, True)} {'':>{wr}}  {_('FAIL')}  "
+                              f"{type(e).__name__}: {e}")
         failed += not ok
         print(f"{name:<28} {shapes:<26} {row}")
-    what = "" if order == 1 else " (second derivatives)"
-    print(f"\n{failed} of {len(table)} ops failed{what}" if failed else
-          f"\nall {len(table)} ops ok{what}")
+    if order == 1:
+        done = _("{failed} of {total} ops failed") if failed else _("all {total} ops ok")
+    else:
+        done = (_("{failed} of {total} ops failed (second derivatives)") if failed else
+                _("all {total} ops ok (second derivatives)"))
+    print("\n" + done.format(failed=failed, total=len(table)))
     return 1 if failed else 0

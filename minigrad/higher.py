@@ -25,8 +25,13 @@ import sys
 import numpy as np
 
 import minigrad as mg
+from minigrad import i18n
 from minigrad.draw import line_plot_svg, line_plot_text
+from minigrad.draw.common import pad
 from minigrad.draw.console import run_main
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 LAMBDA = 0.1  # the logistic regression's L2 penalty: λ/2 |w|²
 
@@ -105,35 +110,42 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m minigrad.higher", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m minigrad.higher",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("--out", default=".", help="folder for the SVGs (default: here)")
     parser.add_argument("--no-svg", action="store_true", help="terminal only")
+    i18n.add_argument(parser)
     args = parser.parse_args(argv)
+    i18n.apply(args)
     if not args.no_svg and not os.path.isdir(args.out):
-        parser.error(f"--out {args.out!r} is not a folder")
+        parser.error(_("--out {out!r} is not a folder").format(out=args.out))
 
     x, curves = tanh_derivatives()
     gap = max(float(np.abs(c - f).max()) for c, f in zip(curves, closed_forms(x)))
     names = ["tanh"] + [f"d{k}/dx{k}" if k > 1 else "d/dx" for k in range(1, 7)]
     series = {name: (x, c / np.abs(c).max()) for name, c in zip(names, curves)}
-    title = "tanh and its first six derivatives (each scaled to max |·| = 1)"
+    title = _("tanh and its first six derivatives (each scaled to max |·| = 1)")
     print(line_plot_text(series, title=title, xlabel="x", height=24))
-    print(f"largest gap to the closed forms P'(t)(1 − t²): {gap:.1e}\n")
+    print(_("largest gap to the closed forms P'(t)(1 − t²): {gap:.1e}").format(gap=gap),
+          end="\n\n")
 
     X, y = logistic_problem()
     w, v = np.array([0.3, -0.2, 0.1]), np.array([1.0, -2.0, 0.5])
     eps = 1e-6
     by_graph, by_formula = hvp(w, v, X, y), explicit_hessian(w, X, y) @ v
     by_differences = (gradient(w + eps * v, X, y) - gradient(w - eps * v, X, y)) / (2 * eps)
-    print("Hessian-vector product of the logistic loss (N = 40, d = 3):")
-    for label, hv in [("double backward", by_graph), ("central differences", by_differences),
-                      ("explicit Xᵀ diag(p(1−p)) X / N + λI", by_formula)]:
-        print(f"  {label:<38} " + "  ".join(f"{c:+.9f}" for c in hv))
-    print(f"  max |double backward − explicit| = {np.abs(by_graph - by_formula).max():.1e}\n")
+    print(_("Hessian-vector product of the logistic loss (N = {n}, d = {d}):").format(
+        n=len(y), d=X.shape[1]))
+    for label, hv in [(_("double backward"), by_graph),
+                      (_("central differences"), by_differences),
+                      (_("explicit Xᵀ diag(p(1−p)) X / N + λI"), by_formula)]:
+        print(f"  {pad(label, 38)} " + "  ".join(f"{c:+.9f}" for c in hv))
+    print("  " + _("max |double backward − explicit| = {err:.1e}").format(
+        err=np.abs(by_graph - by_formula).max()), end="\n\n")
 
     newton, gd = newton_vs_gd(X, y)
     best = min(newton)
-    print("loss − min, by iteration:  Newton (H from Hessian-vector products)  vs  GD (lr 1)")
+    print(_("loss − min, by iteration:  Newton (H from Hessian-vector products)  vs  GD (lr 1)"))
     for k, (a, b) in enumerate(zip(newton, gd)):
         print(f"  {k:2d}   {a - best:12.3e}   {b - best:12.3e}")
     if not args.no_svg:
@@ -143,10 +155,11 @@ def _main(argv=None) -> int:
         paths = [os.path.join(args.out, "tanh_derivatives.svg"),
                  os.path.join(args.out, "newton_vs_gd.svg")]
         line_plot_svg(series, path=paths[0], title=title, xlabel="x")
-        line_plot_svg({"Newton": (its, np.log10(gap_n)), "gradient descent": (its, np.log10(gap_g))},
-                      path=paths[1], title="log10(loss − min) per iteration", xlabel="iteration",
-                      markers=True)
-        print("\nwrote " + " and ".join(paths))
+        line_plot_svg({_("Newton"): (its, np.log10(gap_n)),
+                       _("gradient descent"): (its, np.log10(gap_g))},
+                      path=paths[1], title=_("log10(loss − min) per iteration"),
+                      xlabel=_("iteration"), markers=True)
+        print("\n" + _("wrote {first} and {second}").format(first=paths[0], second=paths[1]))
     return 0
 
 

@@ -54,8 +54,9 @@ def current() -> str:
 
 def add_argument(parser) -> None:
     """``--lang en|zh`` on an ``argparse`` parser; ``apply(args)`` then sets it."""
+    _ = translator("minigrad")  # the language is read from argv first where --help is wanted
     parser.add_argument("--lang", choices=LANGUAGES, default=None,
-                        help="language of the messages: en or zh (default: from the locale)")
+                        help=_("language of the messages: en or zh (default: from the locale)"))
 
 
 def apply(args) -> None:

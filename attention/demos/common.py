@@ -4,6 +4,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from minigrad.i18n import translator
+
+_ = translator("attention")
+
 
 @dataclass
 class DemoResult:
@@ -17,6 +21,6 @@ def svg_path(out_dir, name: str):
     if out_dir is None:
         return None
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise NotADirectoryError(f"--out {out_dir!r} exists and is not a folder")
+        raise NotADirectoryError(_("--out {out!r} exists and is not a folder").format(out=out_dir))
     os.makedirs(out_dir, exist_ok=True)
     return os.path.join(out_dir, name)

@@ -18,8 +18,11 @@ import numpy as np
 from attention.demos.common import DemoResult, svg_path
 from attention.demos.source_004 import SOURCES, STATES, TOKENS, article_scorer
 from attention.read import attend, score_grad
+from minigrad.i18n import translator
 from minigrad.tensor import Tensor
 from minigrad.viz import draw_graph, trace
+
+_ = translator("attention")
 
 
 def traced(g=(1.0, 0.5)):
@@ -32,7 +35,8 @@ def traced(g=(1.0, 0.5)):
         c, alpha = attend(e, h)                                     # (1, D), (1, S)
         L = (c * np.asarray(g)).sum()                               # ()
         L.backward()
-    names = {"s": s, "h": h, "e (scores)": e, "α (weights)": alpha, "c (context)": c, "L": L}
+    names = {"s": s, "h": h, _("e (scores)"): e, _("α (weights)"): alpha, _("c (context)"): c,
+             "L": L}
     return L, tr, names, {"e": e, "alpha": alpha, "c": c, "h": h}
 
 
@@ -42,15 +46,16 @@ def graph(out_dir=None, g=(1.0, 0.5)) -> DemoResult:
     alpha, h, c = t["alpha"].data, t["h"].data, t["c"].data          # (1, S), (1, S, D), (1, D)
     formula = score_grad(alpha, h, c, np.asarray(g)[None])[0]        # (S,)
     on_node = tr.grads[t["e"]][0]                                   # (S,)
-    title = ("Source 004 §6-§7: e_j = vᵀtanh(W_s s + W_h h_j + b), α = softmax(e), "
-             "c = Σ α_j h_j, L = g·c")
+    title = _("Source 004 §6-§7: e_j = vᵀtanh(W_s s + W_h h_j + b), α = softmax(e), "
+              "c = Σ α_j h_j, L = g·c")
     lines = [draw_graph(L, "text", trace=tr, names=names, title=title),
-             "∂L/∂e_j on the scores' box (from backward) and source 004 §7's α_j g·(h_j - c):"]
+             _("∂L/∂e_j on the scores' box (from backward) and source 004 §7's "
+               "α_j g·(h_j - c):")]
     lines += [f"  {tok:<5} {a:.9f}   {b:.9f}" for tok, a, b in zip(TOKENS, on_node, formula)]
     files = []
     path = svg_path(out_dir, "004_graph.svg")
     if path is not None:
         draw_graph(L, "svg", path, trace=tr, names=names, title=title)
         files.append(path)
-        lines.append(f"wrote {path}")
+        lines.append(_("wrote {path}").format(path=path))
     return DemoResult("\n".join(lines), {"on_node": on_node, "formula": formula}, files)

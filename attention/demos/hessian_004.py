@@ -24,6 +24,10 @@ import minigrad as mg
 from attention.demos.common import DemoResult
 from attention.demos.source_004 import SOURCES, STATES, TOKENS, read_at
 from attention.read import attend
+from minigrad.draw.common import pad
+from minigrad.i18n import translator
+
+_ = translator("attention")
 
 
 def hessian_formula(weights: np.ndarray, values: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -54,22 +58,27 @@ def hessian_by_differences(scores, values, g, eps: float = 1e-5) -> np.ndarray:
 def hessian(out_dir=None, g=(1.0, 0.5)) -> DemoResult:
     """§7, one order up: ∂²L/∂e∂e = diag(a) − α aᵀ − a αᵀ beside autograd and differences."""
     g = np.asarray(g, dtype=float)
-    lines = ["Source 004 §7, second order: the Hessian of L = g·c with respect to the scores",
+    lines = [_("Source 004 §7, second order: the Hessian of L = g·c with respect to the scores"),
              "  ∂²L/∂e_i∂e_j = δ_ij a_j − α_i a_j − a_i α_j,  a_j = α_j (g·h_j − g·c) = ∂L/∂e_j",
-             f"  (derivation: attention/demos/hessian_004.py); g = ({g[0]:g}, {g[1]:g})", ""]
+             _("  (derivation: attention/demos/hessian_004.py); g = ({g0:g}, {g1:g})").format(
+                 g0=g[0], g1=g[1]), ""]
     values = {}
     for name, s in STATES.items():
-        scores, weights, _ = (x[0] for x in read_at([s]))              # (S,), (S,), (D,)
+        scores, weights = (x[0] for x in read_at([s])[:2])             # (S,), (S,)
         formula = hessian_formula(weights, SOURCES, g)
         graph = hessian_by_autograd(scores, SOURCES, g)
         numeric = hessian_by_differences(scores, SOURCES, g)
-        lines.append(f"state {name} (s = {s:g}):   formula{' ' * 27}double backward")
+        lines.append(_("state {name} (s = {s:g}):").format(name=name, s=s) + "   "
+                     + pad(_("formula"), 34) + _("double backward"))
         for i, tok in enumerate(TOKENS):
             row = lambda m: " ".join(f"{v:+.6f}" for v in m[i])
             lines.append(f"  {tok:<6} {row(formula)}    {row(graph)}")
-        lines += [f"  max |formula − double backward| = {np.abs(formula - graph).max():.1e},  "
-                  f"max |formula − differences| = {np.abs(formula - numeric).max():.1e},",
-                  f"  row sums (shift invariance) ≤ {np.abs(formula.sum(axis=1)).max():.1e},  "
-                  f"symmetric: {np.allclose(formula, formula.T, atol=1e-15)}", ""]
+        lines += [_("  max |formula − double backward| = {autograd:.1e},  "
+                    "max |formula − differences| = {numeric:.1e},").format(
+                      autograd=np.abs(formula - graph).max(),
+                      numeric=np.abs(formula - numeric).max()),
+                  _("  row sums (shift invariance) ≤ {sums:.1e},  symmetric: {symmetric}").format(
+                      sums=np.abs(formula.sum(axis=1)).max(),
+                      symmetric=np.allclose(formula, formula.T, atol=1e-15)), ""]
         values[name] = {"formula": formula, "autograd": graph, "numeric": numeric}
     return DemoResult("\n".join(lines), values)

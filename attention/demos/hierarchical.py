@@ -21,7 +21,10 @@ from attention.hierarchical import HierarchicalAttention
 from minigrad import functional as F
 from minigrad import no_grad, optim
 from minigrad.draw import grid_svg, heatmap_svg, heatmap_text
+from minigrad.i18n import translator
 from minigrad.nn import Embedding, Linear, Module, Parameter
+
+_ = translator("attention")
 
 K, L, FILLER, CONTENT = 4, 5, 8, 4           # sentences, words, filler ids 0-7, content ids 8-11
 
@@ -79,38 +82,43 @@ def train(seed: int = 0, steps: int = 300, batch: int = 32) -> tuple:
 
 def hierarchical(out_dir=None, seed: int = 0) -> DemoResult:
     """Train, then print the weights by class and draw two held-out documents' two levels."""
-    _, figures = train(seed)
+    figures = train(seed)[1]
     words = [f"w{j + 1}" for j in range(L)]
-    lines = ["Source 003 §6, experience three: hierarchical attention (word level, then sentence level)",
-             f"  {K} sentences of {L} words; one content word per document, the label; "
-             "trained 300 Adam steps",
-             f"  held-out accuracy {figures['accuracy']:.1%}; mean weight on the evidence: "
-             f"sentence β {figures['sentence_weight']:.3f} (chance 0.25), word α "
-             f"{figures['word_weight']:.3f} (chance 0.2); by class (the content word's id):"]
-    lines += [f"    class {c} (id {FILLER + c}): β {b:.3f}, α {a:.3f}"
+    lines = [_("Source 003 §6, experience three: hierarchical attention (word level, then "
+               "sentence level)"),
+             _("  {sentences} sentences of {words} words; one content word per document, the "
+               "label; trained 300 Adam steps").format(sentences=K, words=L),
+             _("  held-out accuracy {accuracy:.1%}; mean weight on the evidence: sentence β "
+               "{beta:.3f} (chance 0.25), word α {alpha:.3f} (chance 0.2); by class (the content "
+               "word's id):").format(accuracy=figures["accuracy"], beta=figures["sentence_weight"],
+                                     alpha=figures["word_weight"])]
+    lines += [_("    class {c} (id {id}): β {beta:.3f}, α {alpha:.3f}").format(
+                  c=c, id=FILLER + c, beta=b, alpha=a)
               for c, (b, a) in enumerate(figures["by_class"])]
-    on = [c for c, (b, _) in enumerate(figures["by_class"]) if b > 0.9]
+    on = [c for c, (b, a) in enumerate(figures["by_class"]) if b > 0.9]
     off = [c for c in range(CONTENT) if c not in on]
-    lines.append(f"  Are the weights sensible (003 §6, experience four)? For class(es) {on} β > 0.9: "
-                 "on the evidence.")
-    if off:
-        lines += [f"  For class(es) {off} they are not: the model can name such a class when none "
-                  "of the others", f"  is found (accuracy {figures['accuracy']:.1%}), and its "
-                  "attention then points elsewhere (attention as", "  explanation, 000 §7 Q3)."]
+    lines.append(_("  Are the weights sensible (003 §6, experience four)? For class(es) {on} "
+                   "β > 0.9: on the evidence.").format(on=on))
+    if off:  # by elimination: named when none of the other content words is found
+        lines.append(_("  For class(es) {off} they are not: the model can name such a class when "
+                       "none of the others\n  is found (accuracy {accuracy:.1%}), and its "
+                       "attention then points elsewhere (attention as\n  explanation, 000 §7 Q3)."
+                       ).format(off=off, accuracy=figures["accuracy"]))
     lines.append("")
     pictures = []
     for ids, label, alpha, beta, where in figures["examples"]:
         rows = [f"s{k + 1}:{beta[k]:.2f}" for k in range(K)]
-        title = (f"class {label}: content word {where[1] + 1} of sentence {where[0] + 1}; "
-                 f"rows α, with each sentence's β")
+        title = _("class {label}: content word {word} of sentence {sentence}; rows α, with each "
+                  "sentence's β").format(label=label, word=where[1] + 1, sentence=where[0] + 1)
         lines += [f"  {title}", heatmap_text(alpha, rows, words), ""]
-        pictures += [heatmap_svg(alpha, rows, words, title=f"class {label}: word level α"),
+        pictures += [heatmap_svg(alpha, rows, words,
+                                 title=_("class {label}: word level α").format(label=label)),
                      heatmap_svg(beta[:, None], [f"s{k + 1}" for k in range(K)], ["β"],
-                                 title="sentence level β")]
+                                 title=_("sentence level β"))]
     files, path = [], svg_path(out_dir, "003_hierarchical.svg")
-    figures["figure"] = grid_svg(pictures, columns=2, path=path,
-                                 title="Source 003 §6: hierarchical attention on two held-out documents")
+    figures["figure"] = grid_svg(pictures, columns=2, path=path, title=_(
+        "Source 003 §6: hierarchical attention on two held-out documents"))
     if path is not None:
         files.append(path)
-        lines.append(f"wrote {path}")
+        lines.append(_("wrote {path}").format(path=path))
     return DemoResult("\n".join(lines), figures, files)

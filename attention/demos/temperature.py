@@ -25,6 +25,10 @@ from attention.masking import masked_softmax
 from attention.scores import DotScore, ScaledDotScore
 from minigrad import no_grad
 from minigrad.draw import heatmap_svg, heatmap_text
+from minigrad.draw.common import pad
+from minigrad.i18n import translator
+
+_ = translator("attention")
 
 TEMPERATURES = (0.25, 0.5, 1.0, 2.0, 4.0)
 
@@ -41,7 +45,8 @@ def sweep(scores: np.ndarray) -> dict:
 
 
 def _table(title: str, weights: dict) -> list:
-    lines = [title, f"  {'T':>5}  {'max α':>6}  {'entropy':>8}   (means over rows)"]
+    lines = [title, f"  {'T':>5}  {'max α':>6}  " + pad(_("entropy"), 8, right=True) + "   "
+             + _("(means over rows)")]
     for T, w in weights.items():
         lines.append(f"  {T:>5g}  {w.max(-1).mean():>6.3f}  {entropy(w).mean():>8.3f}")
     return lines
@@ -49,19 +54,21 @@ def _table(title: str, weights: dict) -> list:
 
 def temperature(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResult:
     """003 §6: max α and entropy against T, on the 004 §6 example and a trained model."""
-    scores, _, _ = read_at([STATES["A"]])                             # (1, S)
+    scores = read_at([STATES["A"]])[0]                                # (1, S)
     example = sweep(scores)
     toy = train_toy(seed, kernels=kernels)
     with no_grad():
         toy_scores = toy.model.scores(toy.example[None])[0].data[0]   # (T, S) one alignment
     trained = sweep(toy_scores)
-    lines = ["Source 003 §6: temperature, α_j = exp(e_j / T) / Σ_k exp(e_k / T)", ""]
-    lines += _table(f"Source 004 §6, state A (scores {', '.join(f'{e:.4f}' for e in scores[0])}; "
-                    f"uniform entropy log 3 = {np.log(3):.3f}):", example)
+    lines = [_("Source 003 §6: temperature, α_j = exp(e_j / T) / Σ_k exp(e_k / T)"), ""]
+    lines += _table(_("Source 004 §6, state A (scores {scores}; uniform entropy log 3 = "
+                      "{log3:.3f}):").format(scores=", ".join(f"{e:.4f}" for e in scores[0]),
+                                             log3=np.log(3)), example)
     lines.append(heatmap_text(np.concatenate(list(example.values())),
                               [f"T={T:g}" for T in TEMPERATURES], list(TOKENS)))
-    lines += [""] + _table("The trained toy model's 6 × 6 alignment (attention/demos/toy.py; "
-                           f"uniform entropy log 6 = {np.log(6):.3f}):", trained)
+    lines += [""] + _table(_("The trained toy model's 6 × 6 alignment (attention/demos/toy.py; "
+                             "uniform entropy log 6 = {log6:.3f}):").format(log6=np.log(6)),
+                           trained)
     words = [TOY_TOKENS[i] for i in toy.example]
     for T in (0.25, 4.0):
         lines.append(heatmap_text(trained[T], words, words, title=f"T = {T:g}"))
@@ -71,10 +78,13 @@ def temperature(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResul
     as_temperature = masked_softmax(raw, temperature=8.0).data        # T = √64
     scaled = masked_softmax(ScaledDotScore()(q, k)).data              # q·k/√d
     same = float(np.abs(as_temperature - scaled).max())
-    lines += ["", "Lower T sharpens: the divisor gets smaller (source 003's bracket says larger).",
-              f"Dividing by √d_k is a temperature of √d_k: at d = 64, softmax(q·k, T = 8) equals "
-              f"softmax(q·k/√64) to {same:.1e};", f"  mean max α {masked_softmax(raw).data.max(-1).mean():.3f} "
-              f"at T = 1 -> {scaled.max(-1).mean():.3f} at T = 8: √d_k flattens."]
+    lines += ["", _("Lower T sharpens: the divisor gets smaller (source 003's bracket says "
+                    "larger)."),
+              _("Dividing by √d_k is a temperature of √d_k: at d = 64, softmax(q·k, T = 8) equals "
+                "softmax(q·k/√64) to {gap:.1e};\n  mean max α {raw:.3f} at T = 1 -> {scaled:.3f} "
+                "at T = 8: √d_k flattens.").format(gap=same,
+                                                   raw=masked_softmax(raw).data.max(-1).mean(),
+                                                   scaled=scaled.max(-1).mean())]
     files = []
     for name, w, rows, cols in (("example", np.concatenate(list(example.values())),
                                  [f"T = {T:g}" for T in TEMPERATURES], list(TOKENS)),
@@ -82,10 +92,11 @@ def temperature(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResul
                                 ("toy_T4", trained[4.0], words, words)):
         path = svg_path(out_dir, f"003_temperature_{name}.svg")
         if path is not None:
-            heatmap_svg(w, rows, cols, path=path, title=f"Source 003 §6: temperature ({name})",
-                        row_title="temperature" if name == "example" else "decoder step",
-                        col_title="source")
+            heatmap_svg(w, rows, cols, path=path,
+                        title=_("Source 003 §6: temperature ({name})").format(name=name),
+                        row_title=_("temperature") if name == "example" else _("decoder step"),
+                        col_title=_("source"))
             files.append(path)
-            lines.append(f"wrote {path}")
+            lines.append(_("wrote {path}").format(path=path))
     return DemoResult("\n".join(lines), {"example": example, "trained": trained,
                                          "sqrt_d_gap": same}, files)

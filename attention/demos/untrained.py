@@ -16,6 +16,9 @@ import numpy as np
 from attention.demos.common import DemoResult, svg_path
 from attention.demos.toy import TOKENS, train_toy, weights_of
 from minigrad.draw import heatmap_svg, heatmap_text
+from minigrad.i18n import translator
+
+_ = translator("attention")
 
 
 def row_stats(weights: np.ndarray) -> dict:
@@ -31,28 +34,32 @@ def alignment(out_dir=None, seed: int = 0, kernels: bool = False) -> DemoResult:
     toy = train_toy(seed, kernels=kernels)
     before, after = toy.untrained, weights_of(toy.model, toy.example)   # (T, S) each
     words = [TOKENS[i] for i in toy.example]
-    lines = ["Source 000 §4.3: alignment matrix (rows = decoder steps, columns = source "
-             "positions),", f"  identity task, source {' '.join(words)!r}; trained {toy.steps} "
-             f"Adam steps, held-out token accuracy {toy.accuracy:.1%}", ""]
+    lines = [_("Source 000 §4.3: alignment matrix (rows = decoder steps, columns = source "
+               "positions),\n  identity task, source {source!r}; trained {steps} Adam steps, "
+               "held-out token accuracy {accuracy:.1%}").format(
+                 source=" ".join(words), steps=toy.steps, accuracy=toy.accuracy), ""]
     stats = {}
+    labels = {"untrained": _("untrained"), "trained": _("trained")}
     for name, w in (("untrained", before), ("trained", after)):
         stats[name] = row_stats(w)
         st = stats[name]
-        lines += [f"{name}: mean max α {st['max']:.3f}, mean entropy {st['entropy']:.3f} "
-                  f"(uniform: log 6 = {np.log(6):.3f}), mean α on the diagonal {st['diagonal']:.3f}"]
+        lines += [_("{model}: mean max α {max:.3f}, mean entropy {entropy:.3f} (uniform: "
+                    "log 6 = {log6:.3f}), mean α on the diagonal {diagonal:.3f}").format(
+                      model=labels[name], max=st["max"], entropy=st["entropy"], log6=np.log(6),
+                      diagonal=st["diagonal"])]
         lines += ["  " + " ".join(f"{v:5.2f}" for v in row) for row in w]
         lines += [heatmap_text(w, [f"y{t + 1}={words[t]}" for t in range(6)], words), ""]
-    lines += ["Untrained, every row is near uniform (α ≈ 1/6 = 0.17): the scores are small, so "
-              "softmax", "spreads the weight. Trained, each step reads the source word it copies: "
-              "the diagonal."]
+    lines.append(_("Untrained, every row is near uniform (α ≈ 1/6 = 0.17): the scores are small, "
+                   "so softmax\nspreads the weight. Trained, each step reads the source word it "
+                   "copies: the diagonal."))
     files = []
     for name, w in (("untrained", before), ("trained", after)):
         path = svg_path(out_dir, f"000_alignment_{name}.svg")
         if path is not None:
             heatmap_svg(w, [f"y{t + 1}" for t in range(6)], words, path=path,
-                        title=f"Source 000 §4.3: {name} alignment", row_title="decoder step",
-                        col_title="source word")
+                        title=_("Source 000 §4.3: {model} alignment").format(model=labels[name]),
+                        row_title=_("decoder step"), col_title=_("source word"))
             files.append(path)
-            lines.append(f"wrote {path}")
+            lines.append(_("wrote {path}").format(path=path))
     return DemoResult("\n".join(lines), {"untrained": before, "trained": after, "stats": stats,
                                          "accuracy": toy.accuracy}, files)

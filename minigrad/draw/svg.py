@@ -17,6 +17,7 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from minigrad.draw.common import columns as _cols  # text width: a CJK character is 2 columns
 from minigrad.draw.common import (BLUES, Drawing, CHAR_W, PALETTE, blue, check_heatmap, check_series, fit,
                                   nice_ticks, printable, segments, tick_label, token)
 from minigrad.files import write_text_atomic
@@ -65,14 +66,14 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
     cell = int(np.clip(480 // max(T, S), 10, 28))  # px per cell
     fs = min(12, cell - 2)  # label font size, px
     rows, cols = [token(r, 16) for r in row_labels], [token(c, 16) for c in col_labels]
-    turned = [len(c) * fs * CHAR_W > cell - 2 for c in cols]  # too wide to stand upright
-    label_h = max(len(c) * fs * CHAR_W if t else fs for c, t in zip(cols, turned))
+    turned = [_cols(c) * fs * CHAR_W > cell - 2 for c in cols]  # too wide to stand upright
+    label_h = max(_cols(c) * fs * CHAR_W if t else fs for c, t in zip(cols, turned))
     band = 38 if title else 12  # top of the column titles; the title's baseline is at 26
     col_title_y = band + 12
     band += 18 if col_title else 0
     top = band + label_h + 6  # the grid's top edge; labels end 6 px above it
-    left = 16 + (16 if row_title else 0) + max(len(r) for r in rows) * fs * CHAR_W
-    scale_h = len(scale_label or "") * 12 * CHAR_W + 8
+    left = 16 + (16 if row_title else 0) + max(_cols(r) for r in rows) * fs * CHAR_W
+    scale_h = _cols(scale_label or "") * 12 * CHAR_W + 8
     bar_x, bar_h = left + S * cell + 16, max(T * cell, 100, scale_h)
     parts = [f'<text class="title" x="10" y="26" font-size="15" font-weight="bold">'
              f'{_esc(title)}</text>'] if title else []
@@ -91,7 +92,7 @@ def heatmap_svg(weights, row_labels: Sequence, col_labels: Sequence,
     parts.append(f'<rect class="frame" x="{left:.1f}" y="{top:.1f}" width="{S * cell}" '
                  f'height="{T * cell}" fill="none" stroke="#888"/>')
     parts += _colour_bar(bar_x, top, bar_h, scale_label)
-    width = max(bar_x + (68 if scale_label else 60), 20 + len(title or "") * 15 * CHAR_W)
+    width = max(bar_x + (68 if scale_label else 60), 20 + _cols(title or "") * 15 * CHAR_W)
     return _svg(width, top + bar_h + 12, parts, path)
 
 
@@ -149,7 +150,7 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
     ylabels = [tick_label(t, yd) for t in yticks]
     names = [fit(name, 40) for name, _, _ in data + rdata]
     pw, ph, cw = 480, 300, 12 * CHAR_W  # plot area, px; width of a character
-    left = 18 + (20 if ylabel else 0) + max(len(s) for s in ylabels) * cw
+    left = 18 + (20 if ylabel else 0) + max(_cols(s) for s in ylabels) * cw
     top = 16 + (24 if title else 0)
     px = lambda x: left + (x - x0) / (x1 - x0) * pw
     py = lambda y: top + (y1 - y) / (y1 - y0) * ph
@@ -179,7 +180,7 @@ def line_plot_svg(series: Mapping[str, Tuple[Sequence[float], Sequence[float]]],
         parts.append(_centred(left + pw / 2, top + ph + 38, xlabel))
     if ylabel:
         parts.append(_centred(22, top + ph / 2, ylabel, upwards=True))
-    width = max(lx + 38 + max(len(n) for n in names) * cw, 20 + len(title or "") * 15 * CHAR_W)
+    width = max(lx + 38 + max(_cols(n) for n in names) * cw, 20 + _cols(title or "") * 15 * CHAR_W)
     return _svg(width, top + ph + (48 if xlabel else 30), parts, path)
 
 
@@ -195,7 +196,7 @@ def _right_axis(rdata, first: int, yr, label: str, ylim, x: float, top: float, p
              f'{s}</text></g>' for t, s in zip(ticks, labels)]
     parts += [_series_path(xs, ys, PALETTE[(first + i) % len(PALETTE)], px, py, True,
                            dash=True) for i, (_, xs, ys) in enumerate(rdata)]
-    lx = x + 12 + max(len(s) for s in labels) * 12 * CHAR_W
+    lx = x + 12 + max(_cols(s) for s in labels) * 12 * CHAR_W
     if label:  # rotated text's glyphs lie left of its baseline: the baseline 16 px further
         parts.append(_centred(lx + 16, top + ph / 2, label, upwards=True,
                               attrs='class="right-label"'))
@@ -255,5 +256,5 @@ def grid_svg(documents: Sequence[str], columns: int, path=None,
             parts.append(documents[k].replace("<svg ", f'<svg x="{x}" y="{y}" ', 1).rstrip())
             x += col_w[c] + gap
         y += max(sizes[k][1] for k in row) + gap
-    width = max(gap + sum(col_w[:columns]) + gap * columns, 20 + len(title or "") * 15 * CHAR_W)
+    width = max(gap + sum(col_w[:columns]) + gap * columns, 20 + _cols(title or "") * 15 * CHAR_W)
     return _svg(width, y, parts, path)

@@ -9,8 +9,11 @@ from typing import Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
+from minigrad.i18n import translator
 from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, Drawing, check_heatmap, columns, pad,
                                   check_series, fit, nice_ticks, segments, tick_label, token)
+
+_ = translator("minigrad")
 
 
 def heatmap_text(weights, row_labels: Sequence, col_labels: Sequence,
@@ -42,7 +45,7 @@ def heatmap_text(weights, row_labels: Sequence, col_labels: Sequence,
     lines += [pad(r, lw, right=True) + " │" + "".join(SHADES[s] * cell for s in row) + "│"
               for r, row in zip(rows, shades)]
     lines.append(" " * lw + " └" + "─" * (shown * cell) + "┘")
-    lines.append(fit("scale 0-1: [ ] <.01  [░] <.25  [▒] <.5  [▓] <.75  [█] <=1", max_width))
+    lines.append(fit(_("scale 0-1: [ ] <.01  [░] <.25  [▒] <.5  [▓] <.75  [█] <=1"), max_width))
     if shown < w.shape[1]:
         lines.append(fit(f"(+{w.shape[1] - shown} more columns not shown)", max_width))
     return Drawing("\n".join(lines))
@@ -127,8 +130,8 @@ def _x_axis(ticks: list, n_cols: int, lw: int, width: int) -> list:
 def side_by_side(blocks: Sequence[str], gap: int = 3) -> str:
     """Text blocks (``heatmap_text`` ones, say) next to each other, tops aligned."""
     split = [b.split("\n") for b in blocks]
-    widths = [max(len(line) for line in lines) for lines in split]
+    widths = [max(columns(line) for line in lines) for lines in split]
     height = max(len(lines) for lines in split)
-    return "\n".join((" " * gap).join((lines[i] if i < len(lines) else "").ljust(w)
+    return "\n".join((" " * gap).join(pad(lines[i] if i < len(lines) else "", w)
                                       for lines, w in zip(split, widths)).rstrip()
                      for i in range(height))

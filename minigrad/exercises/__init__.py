@@ -5,6 +5,7 @@
     python -m minigrad.exercises check NAME        # check DIR's solution (--dir DIR, default .)
     python -m minigrad.exercises check --all
     python -m minigrad.exercises hint NAME         # --level 2 for the formula
+    python -m minigrad.exercises list --lang zh    # any command in Chinese (default: the locale)
 
 Each stub (``stubs/NN_name.py``) holds one function ``name_vjp(g, *inputs, **constants)``
 with the forward formula and the shapes in its docstring; as shipped it returns None, which
@@ -26,6 +27,9 @@ from pathlib import Path
 from minigrad.exercises.catalog import Exercise
 from minigrad.exercises.registry import all_exercises, find
 from minigrad.exercises.checker import Report, check_file, check_function
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 STUBS = Path(__file__).parent / "stubs"
 
@@ -40,17 +44,20 @@ def copy_stubs(directory) -> tuple:
     """
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
-        raise ValueError(f"start: {directory} is a file, not a folder: name a new folder")
+        raise ValueError(_("start: {folder} is a file, not a folder: name a new folder").format(
+            folder=directory))
     files = {e.file for e in all_exercises()}
     try:
         directory.mkdir(parents=True, exist_ok=True)
         others = sorted(n for n in os.listdir(directory) if n not in files and n != "__pycache__")
     except OSError as e:
-        raise ValueError(f"start: cannot create {directory} ({e.strerror or e})") from None
+        raise ValueError(_("start: cannot create {folder} ({why})").format(
+            folder=directory, why=e.strerror or e)) from None
     if others:
         shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
-        raise ValueError(f"start: {directory} already holds other files ({shown}): name a new "
-                         f"or empty folder (or one made by start)")
+        raise ValueError(_("start: {folder} already holds other files ({files}): name a new or "
+                           "empty folder (or one made by start)").format(folder=directory,
+                                                                         files=shown))
     copied, kept = [], []
     for e in all_exercises():
         try:
@@ -60,8 +67,8 @@ def copy_stubs(directory) -> tuple:
         except FileExistsError:
             kept.append(e.file)
         except OSError as err:
-            raise ValueError(f"start: cannot write {directory / e.file} "
-                             f"({err.strerror or err})") from None
+            raise ValueError(_("start: cannot write {path} ({why})").format(
+                path=directory / e.file, why=err.strerror or err)) from None
     return copied, kept
 
 

@@ -13,8 +13,11 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from minigrad.exercises import all_exercises, check_file, child, copy_stubs, find, integrity, report
+from minigrad import i18n
+from minigrad.exercises import (all_exercises, check_file, child, copy_stubs, find, integrity,
+                                report)
 
+_ = i18n.translator("minigrad")
 PROGRAM = report.PROGRAM
 
 
@@ -30,12 +33,14 @@ def _check_all(folder: Path) -> list:
 
 def cmd_list(args) -> int:
     folder = Path(args.dir)
-    print(f"{'#':>2}  {'name':<19} {'level':<6} {'status':<16} formula")
+    print(_(" #  name                level  status           formula"))  # the columns below
     for e, rep in zip(all_exercises(), _check_all(folder)):
         status = report.status_word(rep) if (folder / e.file).exists() else "-"
-        print(f"{e.number:2d}  {e.name:<19} {'★' * e.stars:<6} {status:<16} {e.formula}")
-    print(f"\nstatus is for the files in {folder.resolve()}; copy the stubs with `{PROGRAM} "
-          f"start DIR`, then `{PROGRAM} check NAME --dir DIR`")
+        print(f"{e.number:2d}  {e.name:<19} {'★' * e.stars:<6} {report.pad(status, 16)} "
+              f"{e.formula}")
+    print("\n" + _("status is for the files in {folder}; copy the stubs with `{program} start "
+                   "DIR`, then `{program} check NAME --dir DIR`").format(
+                       folder=folder.resolve(), program=PROGRAM))
     return 0
 
 
@@ -43,22 +48,26 @@ def cmd_start(args) -> int:
     try:
         copied, kept = copy_stubs(args.dir)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(_("error: {problem}").format(problem=e), file=sys.stderr)
         return 2
     folder = Path(args.dir)
     if copied:
-        print(f"copied {len(copied)} stub(s) into {folder}: {', '.join(copied)}")
+        print(_("copied {n} stub(s) into {folder}: {files}").format(
+            n=len(copied), folder=folder, files=", ".join(copied)))
     if kept:
-        print(f"kept {len(kept)} file(s) already there (not overwritten): {', '.join(kept)}")
+        print(_("kept {n} file(s) already there (not overwritten): {files}").format(
+            n=len(kept), files=", ".join(kept)))
     first = all_exercises()[0]
-    print(f"\nNext: open {folder / first.file}, write {first.function}, then run\n"
-          f"  {PROGRAM} check {first.name} --dir {folder}")
+    print("\n" + _("Next: open {path}, write {function}, then run\n"
+                   "  {program} check {name} --dir {folder}").format(
+                       path=folder / first.file, function=first.function, program=PROGRAM,
+                       name=first.name, folder=folder))
     return 0
 
 
 def cmd_check(args) -> int:
     if args.all == bool(args.name):
-        print("check: give an exercise NAME or --all", file=sys.stderr)
+        print(_("check: give an exercise NAME or --all"), file=sys.stderr)
         return 2
     folder = Path(args.dir)
     if args.all:
@@ -73,64 +82,84 @@ def cmd_check(args) -> int:
 def cmd_hint(args) -> int:
     e = _find(args.name)
     level = min(max(args.level, 1), len(e.hints))
-    title = ["shape bookkeeping", "the formula"][level - 1]
-    print(f"{e.name}, hint {level} of {len(e.hints)} ({title}):\n")
-    print("\n".join(report.wrap(e.hints[level - 1], "", "")))
+    title = [_("shape bookkeeping"), _("the formula")][level - 1]
+    print(_("{name}, hint {level} of {total} ({title}):").format(
+        name=e.name, level=level, total=len(e.hints), title=title) + "\n")
+    print("\n".join(report.wrap(_(e.hints[level - 1]), "", "")))
     if level < len(e.hints):
-        print(f"\nStill stuck? {PROGRAM} hint {e.name} --level {level + 1}")
+        print("\n" + _("Still stuck? {program} hint {name} --level {level}").format(
+            program=PROGRAM, name=e.name, level=level + 1))
     return 0
 
 
 def cmd_digests(args) -> int:
-    print(f"wrote {integrity.write()} ({len(integrity.files())} files)")
+    print(_("wrote {path} ({n} files)").format(path=integrity.write(), n=len(integrity.files())))
     return 0
 
 
 def cmd_overview(args) -> int:
     """The bare command: the list, then the other commands in one line."""
     cmd_list(args)
-    print(f"\nusage: {PROGRAM} start DIR | check NAME [--dir DIR] | check --all | "
-          f"hint NAME [--level 2]   (-h for more)")
+    print("\n" + _("usage: {program} start DIR | check NAME [--dir DIR] | check --all | "
+                   "hint NAME [--level 2]   (-h for more)").format(program=PROGRAM))
     return 0
 
 
 def _find(name):
     try:
         return find(name)
-    except KeyError as err:
-        print(err.args[0], file=sys.stderr)
+    except KeyError:  # registry.find's message, in the learner's language
+        names = ", ".join(e.name for e in all_exercises())
+        print(_("no exercise called {name!r}; the exercises are: {names}").format(
+            name=name, names=names), file=sys.stderr)
         raise SystemExit(2)
+
+
+def _language(argv) -> None:
+    """Set the language from ``--lang`` wherever it stands (before or after the command),
+    before the help texts are made; the parser checks the value."""
+    early = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    i18n.add_argument(early)
+    try:
+        i18n.apply(early.parse_known_args(argv)[0])
+    except argparse.ArgumentError:  # e.g. --lang fr: the parser below says so
+        i18n.set_language(None)
 
 
 def main(argv=None, program: bool = False) -> int:
     if sys.stdout.encoding and sys.stdout.encoding.lower().replace("-", "") != "utf8":
         sys.stdout.reconfigure(errors="replace")  # ★, ⊙ and ᵀ on a terminal that lacks them
-    parser = argparse.ArgumentParser(prog=PROGRAM, description="Gradient-check exercises: "
-                                     "write VJPs in plain NumPy and have them checked.")
+    _language(argv)
+    parser = argparse.ArgumentParser(prog=PROGRAM, description=_(
+        "Gradient-check exercises: write VJPs in plain NumPy and have them checked."))
+    i18n.add_argument(parser)
     sub = parser.add_subparsers(dest="command")  # none: the list, then how to go on
-    p = sub.add_parser("list", help="the exercises, easy to hard, and which are done")
-    p.add_argument("--dir", default=".", help="your exercise folder (default: .)")
+    folder_help = _("your exercise folder (default: .)")
+    p = sub.add_parser("list", help=_("the exercises, easy to hard, and which are done"))
+    p.add_argument("--dir", default=".", help=folder_help)
     p.set_defaults(run=cmd_list)
-    p = sub.add_parser("start", help="copy the stubs into DIR (never overwrites a file)")
+    p = sub.add_parser("start", help=_("copy the stubs into DIR (never overwrites a file)"))
     p.add_argument("dir", metavar="DIR")
     p.set_defaults(run=cmd_start)
-    p = sub.add_parser("check", help="check NAME (or --all) against finite differences")
+    p = sub.add_parser("check", help=_("check NAME (or --all) against finite differences"))
     p.add_argument("name", nargs="?", metavar="NAME")
-    p.add_argument("--all", action="store_true", help="check every exercise, one line each")
-    p.add_argument("--dir", default=".", help="your exercise folder (default: .)")
+    p.add_argument("--all", action="store_true", help=_("check every exercise, one line each"))
+    p.add_argument("--dir", default=".", help=folder_help)
     p.set_defaults(run=cmd_check)
-    p = sub.add_parser("hint", help="a graded hint: level 1 shapes, level 2 the formula")
+    p = sub.add_parser("hint", help=_("a graded hint: level 1 shapes, level 2 the formula"))
     p.add_argument("name", metavar="NAME")
     p.add_argument("--level", type=int, default=1, choices=(1, 2))
     p.set_defaults(run=cmd_hint)
-    p = sub.add_parser("digests", help="for contributors: record the digests of the "
-                       "checker's files after changing them")
+    p = sub.add_parser("digests", help=_("for contributors: record the digests of the "
+                                         "checker's files after changing them"))
     p.set_defaults(run=cmd_digests)
+    for p in sub.choices.values():  # --lang after the command, too (_language reads it)
+        i18n.add_argument(p)
     parser.set_defaults(run=cmd_overview, dir=".")
     args = parser.parse_args(argv)
     refusal = integrity.problem() if args.run in (cmd_list, cmd_check, cmd_overview) else None
     if refusal:
-        print(f"error: {refusal}", file=sys.stderr)
+        print(_("error: {problem}").format(problem=refusal), file=sys.stderr)
         return 2
     stopped = []
     def stop(signum, frame):  # SIGTERM ends the checks as Ctrl-C does; once: more wait for it
@@ -150,7 +179,7 @@ def main(argv=None, program: bool = False) -> int:
         return 1
     except KeyboardInterrupt:  # every child is dead by now (each check kills its own)
         child.stop_all()
-        print("stopped: the check was interrupted, nothing was judged", file=sys.stderr)
+        print(_("stopped: the check was interrupted, nothing was judged"), file=sys.stderr)
         return 128 + (stopped[0] if stopped else signal.SIGINT)
     finally:  # signals held while the handlers change, so none lands between two of them
         masked = signals and hasattr(signal, "pthread_sigmask")

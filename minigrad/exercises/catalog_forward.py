@@ -20,6 +20,9 @@ import minigrad as mg
 from minigrad import functional as F
 from minigrad.exercises.catalog import Exercise, Mistake, normal
 from minigrad.exercises.catalog_attention import _additive, _additive_cases, _gru, _read
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 
 def _np_softmax(x: np.ndarray) -> np.ndarray:
@@ -210,7 +213,8 @@ def _np_scores(x):
 
 
 def _variance_lesson(x, c, out):
-    return f"d = {x['q'].shape[-1]}: var(q·k) = {out[0]:.3g} ≈ d, var(q·k/√d) = {out[1]:.3g} ≈ 1"
+    return _("d = {d}: var(q·k) = {raw:.3g} ≈ d, var(q·k/√d) = {scaled:.3g} ≈ 1").format(
+        d=x["q"].shape[-1], raw=out[0], scaled=out[1])
 
 
 SQRT_D = Exercise(
@@ -262,7 +266,8 @@ def _np_correlated(x, c, noise=None, scale=True):
 
 
 def _correlated_lesson(x, c, out):
-    return f"ρ = {c['rho']:g}: the two keys' weights differ by {out[1]:.3f} on average"
+    return _("ρ = {rho:g}: the two keys' weights differ by {gap:.3f} on average").format(
+        rho=c["rho"], gap=out[1])
 
 
 CORRELATED_KEYS = Exercise(

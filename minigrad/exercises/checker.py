@@ -41,7 +41,10 @@ from minigrad.exercises.catalog import Exercise
 from minigrad.exercises.integrity import printable
 from minigrad.exercises.sandbox import where
 from minigrad.gradcheck import numerical_grad
+from minigrad.i18n import translator
 from minigrad.tensor import Tensor
+
+_ = translator("minigrad")
 
 STUB_MARK = "# not implemented yet"   # the stubs' `return None` line carries this comment
 TIMEOUT = 10.0                        # seconds the learner's code may run: to load, per input
@@ -72,10 +75,6 @@ def time_limit(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
-
-
-def _too_long() -> str:
-    return f"took longer than {TIMEOUT:g} s — an infinite loop?"
 
 
 @dataclass
@@ -158,8 +157,9 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
         return Report(exercise, path, "broken", refusal)
     if not os.path.lexists(path):
         return Report(exercise, path, "no file",
-                      f"no {exercise.file} in {directory}: copy the stubs there with "
-                      f"`python -m minigrad.exercises start {directory}`")
+                      _("no {file} in {folder}: copy the stubs there with "
+                        "`python -m minigrad.exercises start {folder}`").format(
+                            file=exercise.file, folder=directory))
     try:
         source = integrity.read_file(path)
     except ValueError as e:
@@ -172,23 +172,38 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
     except ValueError:
         same = False
     if not same:
-        return Report(exercise, path, "broken", f"{path.name} changed or went away while it "
-                      f"was being checked: save it and check again")
+        return Report(exercise, path, "broken", _("{file} changed or went away while it was "
+                      "being checked: save it and check again").format(file=path.name))
     if not outcomes or "loaded" not in outcomes[0]:
         why = (outcomes[0]["error"] if outcomes and "error" in outcomes[0] else
-               f"it {trouble}" if trouble else "it ended the checker's process")
-        return Report(exercise, path, "broken", f"could not load {path.name}: {why}")
+               _("it {trouble}").format(trouble=trouble) if trouble else
+               _("it ended the checker's process"))
+        return Report(exercise, path, "broken",
+                      _("could not load {file}: {why}").format(file=path.name, why=why))
     if not outcomes[0]["loaded"]:
         return Report(exercise, path, "broken",
-                      f"{path.name} has no function {_signature(exercise)}: keep the "
-                      f"stub's name and signature")
+                      _("{file} has no function {signature}: keep the stub's name and "
+                        "signature").format(file=path.name, signature=_signature(exercise)))
     names = list(cases[0][0]) if cases else []
     results = [(r[0], r[1], [names[k] if k >= 0 else "g" for k in r[2]])
-               if r[0] == "result" else r for r in outcomes[1:]]
+               if r[0] == "result" else ("error", _raised(exercise, r[1])) for r in outcomes[1:]]
     if len(results) < len(cases):  # the child died, hung or was killed during this case
-        results.append(("error", f"{exercise.function} {trouble or 'ended the process'} "
-                                 f"(the other inputs were not run)"))
+        results.append(("error", _not_run(exercise, trouble or _("ended the process"))))
     return _verdict(exercise, path, cases, results, source.decode("utf-8", "replace"))
+
+
+def _raised(exercise: Exercise, error: str) -> str:
+    """The child's "NAME raised ERROR" (sandbox.py speaks English) in the learner's language."""
+    start = f"{exercise.function} raised "
+    if not error.startswith(start):
+        return error
+    return _("{function} raised {error}").format(function=exercise.function,
+                                                error=error[len(start):])
+
+
+def _not_run(exercise: Exercise, trouble: str) -> str:
+    return _("{function} {trouble} (the other inputs were not run)").format(
+        function=exercise.function, trouble=trouble)
 
 
 def _shadowing(directory: Path) -> str | None:
@@ -211,9 +226,10 @@ def _shadowing(directory: Path) -> str | None:
             continue
         place = place.parent if Path(file).name.startswith("__init__.") else place
         if place == course or (place == here != CHECKOUT):
-            return (f"refusing to check: the checker imported {name} from "
-                    f"{printable(file)}, which could change any verdict: rename it, or run "
-                    f"`python -P -m minigrad.exercises` (Python 3.11+) or from another folder")
+            return _("refusing to check: the checker imported {name} from {file}, which could "
+                     "change any verdict: rename it, or run `python -P -m minigrad.exercises` "
+                     "(Python 3.11+) or from another folder").format(name=name,
+                                                                      file=printable(file))
     libraries = getattr(sys, "stdlib_module_names", set(sys.modules)) | {"numpy", "minigrad"}
     loaded = {name.partition(".")[0] for name in sys.modules} & libraries
     try:
@@ -224,9 +240,10 @@ def _shadowing(directory: Path) -> str | None:
         module = (entry if (course / entry / "__init__.py").is_file() else entry.partition(".")[0]
                   if entry.endswith((".py", ".pyc", ".so", ".pyd")) else None)
         if module in loaded:
-            return (f"{printable(entry)} in {printable(str(directory))} would shadow the library "
-                    f"{printable(module)}: rename it (the checker never imports it, but `python` "
-                    f"in that folder would)")
+            return _("{entry} in {folder} would shadow the library {module}: rename it (the "
+                     "checker never imports it, but `python` in that folder would)").format(
+                         entry=printable(entry), folder=printable(str(directory)),
+                         module=printable(module))
     return None
 
 
@@ -241,11 +258,11 @@ def check_function(exercise: Exercise, vjp, path: Path | None = None) -> Report:
                 result = (vjp(*mine, **_copies(constants)) if exercise.kind == "forward" else
                           vjp(mine_g, *mine, **_copies(constants)))
         except TookTooLong:  # the other inputs would take as long: stop here
-            results.append(("error", f"{exercise.function} {_too_long()} "
-                                     f"(the other inputs were not run)"))
+            results.append(("error", _not_run(exercise, child.too_long(TIMEOUT))))
             break
         except (Exception, SystemExit) as err:  # the learner's code: where it failed, no traceback
-            results.append(("error", f"{exercise.function} raised {where(err, path)}"))
+            results.append(("error", _("{function} raised {error}").format(
+                function=exercise.function, error=where(err, path))))
             continue
         changed = [k for k, a, b in zip(inputs, inputs.values(), mine)
                    if not np.array_equal(a, b, equal_nan=True)]
@@ -267,20 +284,22 @@ def _verdict(exercise: Exercise, path, cases: list, results: list, source: str =
         if outcome[0] == "error":
             case.error = outcome[1]
             continue
-        _, result, changed = outcome
+        result, changed = outcome[1:]
         if result is None:
-            case.error = "returned None for this input: a branch without a `return`?"
+            case.error = _("returned None for this input: a branch without a `return`?")
             continue
         forward = exercise.kind == "forward"
         names = exercise.outputs if forward else exercise.args
-        grads = (_as_list(result, names, "output", "") if forward else
-                 _as_list(result, names, "gradient", "d"))
+        grads = _as_list(result, names, forward)
         if isinstance(grads, str):
             case.error = grads
             continue
-        case.side_effects = [f"your {'function' if forward else 'VJP'} changed {k} in place "
-                             f"(e.g. `{k} *= ...`); it must change nothing -- the engine reuses "
-                             f"its inputs: compute into new arrays" for k in changed]
+        changed_in_place = (
+            _("your function changed {name} in place (e.g. `{name} *= ...`); it must change "
+              "nothing -- the engine reuses its inputs: compute into new arrays") if forward else
+            _("your VJP changed {name} in place (e.g. `{name} *= ...`); it must change nothing "
+              "-- the engine reuses its inputs: compute into new arrays"))
+        case.side_effects = [changed_in_place.format(name=k) for k in changed]
         truth = dict(zip(names, _forward(exercise, inputs, constants) if forward
                          else _numeric(exercise, inputs, constants, g)))
         with np.errstate(all="ignore"):  # 1e308 in a gradient: a diagnosis, not a warning
@@ -306,19 +325,21 @@ def _copies(constants: dict) -> dict:
     return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in constants.items()}
 
 
-def _as_list(result, names, what="gradient", d="d"):
-    """The result as one entry per name, or a message saying why it can't be. ``what`` and
-    ``d`` word it: a VJP returns gradients (dx, ...), a forward its outputs."""
-    listed = ", ".join(d + a for a in names)
+def _as_list(result, names, forward=False):
+    """The result as one entry per name, or a message saying why it can't be: a VJP returns
+    gradients (dx, ...), a forward (``forward``) its outputs."""
+    listed = ", ".join(("" if forward else "d") + a for a in names)
     if len(names) == 1 and not isinstance(result, (tuple, list)):
         result = (result,)
     if not isinstance(result, (tuple, list)):
-        return (f"returned a {type(result).__name__}; return a tuple of {len(names)} {what}s "
-                f"({listed})")
+        message = (_("returned a {type}; return a tuple of {n} outputs ({listed})") if forward
+                   else _("returned a {type}; return a tuple of {n} gradients ({listed})"))
+        return message.format(type=type(result).__name__, n=len(names), listed=listed)
     if len(result) != len(names):
-        per = "one per input, in" if what == "gradient" else "in"
-        return (f"returned {len(result)} {what}(s), expected {len(names)}: {per} this order: "
-                f"{listed}")
+        message = (_("returned {count} output(s), expected {n}: in this order: {listed}")
+                   if forward else _("returned {count} gradient(s), expected {n}: one per "
+                                     "input, in this order: {listed}"))
+        return message.format(count=len(result), n=len(names), listed=listed)
     return list(result)
 
 
@@ -330,19 +351,22 @@ def _judge(exercise, name, a, truth, g, inputs, constants) -> InputResult:
     forward = exercise.kind == "forward"
     d = "" if forward else "d"
     if a is None:
-        r.diagnosis = f"{d}{name} is None: return an array of shape {n.shape}"
+        r.diagnosis = _("{name} is None: return an array of shape {shape}").format(
+            name=d + name, shape=n.shape)
         return r
     if isinstance(a, child.NotAnArray):
-        r.diagnosis = f"{d}{name} is not an array of numbers ({a.type_name})"
+        r.diagnosis = _("{name} is not an array of numbers ({type})").format(
+            name=d + name, type=a.type_name)
         return r
     try:
         a = np.asarray(a)
     except (TypeError, ValueError):
         a = np.asarray(None)
     if a.dtype.kind not in "biuf":  # complex: an imaginary part must not be dropped silently
-        r.diagnosis = (f"{d}{name} is not an array of real numbers (dtype {a.dtype}); "
-                       + ("the forward of real inputs is real" if forward else
-                          "a gradient of a real loss is real"))
+        r.diagnosis = (_("{name} is not an array of real numbers (dtype {dtype}); the forward "
+                         "of real inputs is real") if forward else
+                       _("{name} is not an array of real numbers (dtype {dtype}); a gradient "
+                         "of a real loss is real")).format(name=d + name, dtype=a.dtype)
         return r
     a = a.astype(np.float64)
     r.shape = a.shape
@@ -357,12 +381,14 @@ def _judge(exercise, name, a, truth, g, inputs, constants) -> InputResult:
     r.diagnosis = (_named_mistake(exercise, name, a, n, g, inputs, constants)
                    or _other_input(name, a, truth, d)
                    or (diagnose.output_diagnosis(a, n, name) if forward else
-                       diagnose.value_diagnosis(a, n, name, exercise.nan_hint)
+                       diagnose.value_diagnosis(a, n, name, exercise.nan_hint and
+                                                _(exercise.nan_hint))
                        if a.shape == n.shape else diagnose.shape_diagnosis(a, n, name)))
     if name in exercise.zero_sum and a.shape == n.shape:
         note = diagnose.zero_sum_note(a, exercise.zero_sum[name], name)
         if note:
-            r.diagnosis = f"{r.diagnosis}; {note}" if r.diagnosis else note
+            r.diagnosis = (_("{diagnosis}; {note}").format(diagnosis=r.diagnosis, note=note)
+                           if r.diagnosis else note)
     return r
 
 
@@ -376,7 +402,7 @@ def _named_mistake(exercise, name, a, n, g, inputs, constants) -> str | None:
             continue
         wrong = None if wrong is None else np.asarray(wrong)
         if wrong is not None and not diagnose.close(wrong, n) and diagnose.close(a, wrong):
-            return mistake.text
+            return _(mistake.text)
     return None
 
 
@@ -384,15 +410,20 @@ def _other_input(name, a, truth, d="d") -> str | None:
     """``a`` is another input's gradient (another output): returned out of order."""
     for other, n in truth.items():
         if other != name and diagnose.close(a, n) and not diagnose.close(truth[name], n):
-            what = "gradients must come back in the order of the inputs" if d else \
-                "the outputs must come back in this order"
-            return f"this is {d}{other}: {what} ({', '.join(d + x for x in truth)})"
+            order = (_("this is {name}: gradients must come back in the order of the inputs "
+                       "({listed})") if d else
+                     _("this is {name}: the outputs must come back in this order ({listed})"))
+            return order.format(name=d + other, listed=", ".join(d + x for x in truth))
     return None
 
 
 def _none_message(exercise, path, source: str) -> str:
-    where = f" in {path}" if path else ""
     if STUB_MARK in source:
-        return f"not implemented yet: write the body of {exercise.function}{where}"
-    return (f"not implemented yet? {exercise.function}{where} returned None -- did you forget "
-            f"the `return`?")
+        message = (_("not implemented yet: write the body of {function} in {path}") if path else
+                   _("not implemented yet: write the body of {function}"))
+    else:
+        message = (_("not implemented yet? {function} in {path} returned None -- did you forget "
+                     "the `return`?") if path else
+                   _("not implemented yet? {function} returned None -- did you forget the "
+                     "`return`?"))
+    return message.format(function=exercise.function, path=path)

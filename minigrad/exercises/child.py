@@ -47,6 +47,9 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.exercises.integrity import printable
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 SANDBOX = Path(__file__).with_name("sandbox.py")
 STARTUP = 60.0            # seconds for Python and NumPy to start, before the learner's clock
@@ -69,7 +72,8 @@ class NotAnArray:
 
 def allowed_path(course: Path) -> list:
     """The folders the child may import from: minigrad's and NumPy's, never the course's."""
-    folders = [Path(mg.__file__).resolve().parent.parent, Path(np.__file__).resolve().parent.parent]
+    folders = [Path(mg.__file__).resolve().parent.parent,
+               Path(np.__file__).resolve().parent.parent]
     course = Path(course).resolve()
     return list(dict.fromkeys(str(f) for f in folders if f != course))
 
@@ -125,7 +129,7 @@ def _sweep(since: int) -> None:
     process started since ``since`` (clock ticks) that are no running check's child. Each
     round's grandchildren become this process's children, so repeat until none is left."""
     me, live = os.getpid(), {proc.pid for proc in LIVE}
-    for _ in range(100):
+    for _round in range(100):
         orphans = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in live
                    and (s := _stat(p)) and int(s[1]) == me and int(s[19]) >= since]
         if not orphans:
@@ -141,7 +145,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
     """(outcomes, trouble): ``trouble`` says why the child stopped early, if it did.
     ``forward``: the function is a forward exercise's, called without g."""
     if STOPPING.is_set():
-        return [], "was stopped (Ctrl-C or SIGTERM)"
+        return [], _("was stopped (Ctrl-C or SIGTERM)")
     folder, proc, since = tempfile.mkdtemp(prefix="minigrad-check-"), None, None  # mode 0700
     try:
         copy, request = os.path.join(folder, name), os.path.join(folder, "cases.pickle")
@@ -151,7 +155,8 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
             pickle.dump([(list(i.values()), c, g) for i, c, g in cases], f)
         config = {"path": path, "file": copy, "function": function, "forward": forward,
                   "cpu": int(STARTUP + timeout * (len(cases) + 1)) + 1}
-        adopting, _ = _adopt_orphans(), _guard_self()
+        adopting = _adopt_orphans()
+        _guard_self()
         with open(request, "rb") as stdin, LOCK:  # a sweep never sees a child not yet in LIVE
             proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SANDBOX),
                                      json.dumps(config)], stdin=stdin, stdout=subprocess.PIPE,
@@ -160,7 +165,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
             LIVE.add(proc)
             since = int(_stat(proc.pid)[19]) if adopting and _stat(proc.pid) else None
         if STOPPING.is_set():
-            return [], "was stopped (Ctrl-C or SIGTERM)"
+            return [], _("was stopped (Ctrl-C or SIGTERM)")
         frames, trouble = _read(proc, cases, timeout)
     finally:  # Ctrl-C or SIGTERM wait until the child is dead and the folder gone
         masked = _mask(signal.SIG_BLOCK)
@@ -177,8 +182,9 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
         _mask(signal.SIG_SETMASK, masked)
     if trouble is None and len(frames) < len(cases) + 2:
         code = proc.returncode
-        trouble = (f"ended the process (exit status {code}, e.g. os._exit or a crash)"
-                   if code >= 0 else f"was killed by signal {-code} ({signal.strsignal(-code)})")
+        trouble = (_("ended the process (exit status {code}, e.g. os._exit or a crash)").format(
+            code=code) if code >= 0 else _("was killed by signal {number} ({name})").format(
+                number=-code, name=signal.strsignal(-code)))
     return frames[1:], trouble
 
 
@@ -197,8 +203,9 @@ def _read(proc: subprocess.Popen, cases: list, timeout: float) -> tuple:
     while True:
         wait = deadline - time.monotonic()
         if wait <= 0:
-            return frames, (f"took longer than {timeout:g} s — an infinite loop?" if frames else
-                            f"did not start within {STARTUP:g} s (is the machine overloaded?)")
+            return frames, (too_long(timeout) if frames else
+                            _("did not start within {seconds:g} s (is the machine "
+                              "overloaded?)").format(seconds=STARTUP))
         if not select.select([fd], [], [], wait)[0]:
             continue
         chunk = os.read(fd, 1 << 16)
@@ -213,12 +220,17 @@ def _read(proc: subprocess.Popen, cases: list, timeout: float) -> tuple:
                     return frames, None
         except UNREADABLE as e:
             why = e if isinstance(e, ValueError) else f"{type(e).__name__} {e}"
-            return frames, f"sent output the checker cannot read ({why})"
+            return frames, _("sent output the checker cannot read ({why})").format(why=why)
     while time.monotonic() < deadline:  # the pipe is closed: wait for the exit
         if _exited(proc):
             return frames, None
         time.sleep(0.01)
-    return frames, f"took longer than {timeout:g} s — an infinite loop?"
+    return frames, too_long(timeout)
+
+
+def too_long(timeout: float) -> str:
+    """Why a check stopped when the learner's code ran out of time."""
+    return _("took longer than {seconds:g} s — an infinite loop?").format(seconds=timeout)
 
 
 def _exited(proc: subprocess.Popen) -> bool:
@@ -238,14 +250,14 @@ def _pop(buf: bytearray, step: int, cases: list):
         return None
     n = struct.unpack("<I", buf[:4])[0]
     if n > HEADER_BYTES:
-        raise ValueError(f"a header of {n} bytes")
+        raise ValueError(_("a header of {n} bytes").format(n=n))
     if len(buf) < 4 + n:
         return None
     header = json.loads(bytes(buf[4:4 + n]))
     specs = [(_dtype(d), _shape(s)) for d, s in _list(header["arrays"])]
     sizes = [dt.itemsize * int(np.prod(s, dtype=object)) for dt, s in specs]
     if sum(sizes) > FRAME_BYTES:
-        raise ValueError(f"{sum(sizes)} bytes of arrays")
+        raise ValueError(_("{n} bytes of arrays").format(n=sum(sizes)))
     if len(buf) < 4 + n + sum(sizes):
         return None
     at, arrays = 4 + n, []
@@ -255,7 +267,8 @@ def _pop(buf: bytearray, step: int, cases: list):
     del buf[:at]
     want = "started" if step == 0 else "loaded" if step == 1 else "case"
     if header["step"] != want:
-        raise ValueError(f"step {header['step']!r} where {want!r} belongs")
+        raise ValueError(_("step {step!r} where {want!r} belongs").format(step=header["step"],
+                                                                         want=want))
     return _decode(header, arrays, cases[step - 2] if step >= 2 else None)
 
 
@@ -267,11 +280,11 @@ def _decode(header: dict, arrays: list, case):
                 else ("error", _text(header["error"])))
     if header["step"] == "loaded":
         if not isinstance(header["ok"], bool):
-            raise ValueError("'ok' is not true or false")
+            raise ValueError(_("'ok' is not true or false"))
         return {"loaded": header["ok"]}
     sent = [*case[0].values(), case[2]]  # the inputs, then g: they follow the gradients
     if len(arrays) < len(sent):
-        raise ValueError("the inputs after the call are missing")
+        raise ValueError(_("the inputs after the call are missing"))
     arrays, after = arrays[:len(arrays) - len(sent)], arrays[len(arrays) - len(sent):]
     changed = [k if k < len(sent) - 1 else -1 for k, (a, b) in enumerate(zip(sent, after))
                if a.dtype != b.dtype or a.shape != b.shape or a.tobytes() != b.tobytes()]
@@ -280,7 +293,7 @@ def _decode(header: dict, arrays: list, case):
     entries = _list(header["items"])
     if (not entries or sum(i == "array" for i in entries) != len(arrays)
             or header["structure"] not in ("tuple", "single")):
-        raise ValueError("the items do not match the arrays")
+        raise ValueError(_("the items do not match the arrays"))
     arrays = iter(arrays)
     items = [next(arrays) if i == "array" else None if i is None else NotAnArray(_text(i["bad"]))
              for i in entries]
@@ -289,23 +302,23 @@ def _decode(header: dict, arrays: list, case):
 
 def _list(x) -> list:
     if not isinstance(x, list) or len(x) > 64:
-        raise ValueError("a list of up to 64 entries was expected")
+        raise ValueError(_("a list of up to 64 entries was expected"))
     return x
 
 
 def _dtype(d) -> np.dtype:
     if not isinstance(d, str) or d not in DTYPES:
-        raise ValueError(f"dtype {d!r} is not a plain number type")
+        raise ValueError(_("dtype {dtype!r} is not a plain number type").format(dtype=d))
     return DTYPES[d]
 
 
 def _shape(s) -> tuple:
     if not all(type(n) is int and n >= 0 for n in _list(s)) or len(s) > 32:
-        raise ValueError(f"shape {s!r}")
+        raise ValueError(_("shape {shape!r}").format(shape=s))
     return tuple(s)
 
 
 def _text(s) -> str:
     if not isinstance(s, str):
-        raise ValueError("a message that is not text")
+        raise ValueError(_("a message that is not text"))
     return printable(s)

@@ -17,6 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.engine import unbroadcast
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 TOL = 1e-5      # a gradient passes when every element's relative error is at most this
 FLOOR = 1e-3    # magnitudes below FLOOR count as FLOOR: rounding noise near 0 is not magnified
@@ -39,13 +42,14 @@ def _axes(axes) -> str:
 
 
 def _axes_phrase(axes) -> str:
-    return f"axis {axes[0]}" if len(axes) == 1 else f"axes {tuple(axes)}"
+    return (_("axis {axis}").format(axis=axes[0]) if len(axes) == 1 else
+            _("axes {axes}").format(axes=tuple(axes)))
 
 
 def _after_fix(fixed: np.ndarray, n: np.ndarray) -> str:
     if close(fixed, n):
-        return " -- after that it matches the numeric gradient"
-    return " (and even then the values differ: check the formula too)"
+        return _(" -- after that it matches the numeric gradient")
+    return _(" (and even then the values differ: check the formula too)")
 
 
 # ---- wrong shape -----------------------------------------------------------------------------
@@ -54,32 +58,37 @@ def shape_diagnosis(a: np.ndarray, n: np.ndarray, name: str) -> str:
     """Why ``a`` has a shape other than ``n``'s (the input's), and how to fix it."""
     sa, sx = a.shape, n.shape
     if a.ndim == 0:
-        return (f"d{name} is a single number, but {name} has shape {sx}: an @ or np.dot (or a "
-                f"sum) where an elementwise * belongs?")
+        return _("d{name} is a single number, but {name} has shape {right}: an @ or np.dot (or "
+                 "a sum) where an elementwise * belongs?").format(name=name, right=sx)
     if a.ndim == n.ndim >= 2 and sa == sx[:-2] + (sx[-1], sx[-2]):
         t = np.swapaxes(a, -1, -2)
         if close(t, n):
-            return (f"transposed: your d{name} {sa} is the transpose of the right gradient "
-                    f"{sx}. A gradient has its input's shape; for C = A @ B, dA = G Bᵀ and "
-                    f"dB = Aᵀ G")
-        return f"shape {sa} is {name}'s shape {sx} transposed (and the values differ too)"
+            return _("transposed: your d{name} {shape} is the transpose of the right gradient "
+                     "{right}. A gradient has its input's shape; for C = A @ B, dA = G Bᵀ and "
+                     "dB = Aᵀ G").format(name=name, shape=sa, right=sx)
+        return _("shape {shape} is {name}'s shape {right} transposed (and the values differ "
+                 "too)").format(name=name, shape=sa, right=sx)
     if a.ndim == n.ndim >= 3 and sa == sx[::-1]:
-        return (f"all axes reversed: {sa} vs {sx} -- .T on a batched array? It reverses "
-                f"every axis; `np.swapaxes(X, -1, -2)` transposes only the last two")
+        return _("all axes reversed: {shape} vs {right} -- .T on a batched array? It reverses "
+                 "every axis; `np.swapaxes(X, -1, -2)` transposes only the last two").format(
+                     shape=sa, right=sx)
     summed = _summing_fixes(a, n, name)
     if summed:  # prefer the reading under which the summed gradient is right
         text, fixed = next((f for f in summed if close(f[1], n)), summed[0])
         return text + _after_fix(fixed, n)
     missing = [k for k in range(n.ndim) if a.ndim + 1 == n.ndim and sx[:k] + sx[k + 1:] == sa]
     if missing or _broadcasts(sa, sx):
-        which = f"axis {missing[0]}" if len(missing) == 1 else "the reduced axis"
-        return (f"d{name} has shape {sa}, smaller than {name}'s {sx}: it looks like g before "
-                f"it was spread back. Put {which} back (`np.expand_dims(g, axis)`) and "
-                f"broadcast to {sx} (`np.broadcast_to`)")
+        which = (_("axis {axis}").format(axis=missing[0]) if len(missing) == 1 else
+                 _("the reduced axis"))
+        return _("d{name} has shape {shape}, smaller than {name}'s {right}: it looks like g "
+                 "before it was spread back. Put {which} back (`np.expand_dims(g, axis)`) and "
+                 "broadcast to {right} (`np.broadcast_to`)").format(name=name, shape=sa,
+                                                                    right=sx, which=which)
     if a.size == n.size:
-        return (f"right number of elements, wrong shape: {sa}, expected {sx} -- a reshape or "
-                f"transpose in the wrong place?")
-    return f"wrong shape {sa}: d{name} must have {name}'s shape {sx}"
+        return _("right number of elements, wrong shape: {shape}, expected {right} -- a "
+                 "reshape or transpose in the wrong place?").format(shape=sa, right=sx)
+    return _("wrong shape {shape}: d{name} must have {name}'s shape {right}").format(
+        name=name, shape=sa, right=sx)
 
 
 def _summing_fixes(a: np.ndarray, n: np.ndarray, name: str) -> list:
@@ -96,14 +105,17 @@ def _summing_fixes(a: np.ndarray, n: np.ndarray, name: str) -> list:
         if size1:
             code += f".sum(axis={_axes(size1)}, keepdims=True)"
         axes = lead + tuple(len(lead) + i for i in size1)
-        fixes.append((f"broadcasting not undone: {name} {sx} was stretched to {sa} in the "
-                      f"forward, so its gradient is summed over the stretched "
-                      f"{_axes_phrase(axes)}: d{name} = `{code}`", unbroadcast(a, sx, a.dtype)))
+        text = _("broadcasting not undone: {name} {right} was stretched to {shape} in the "
+                 "forward, so its gradient is summed over the stretched {axes}: d{name} = "
+                 "`{code}`").format(name=name, right=sx, shape=sa, axes=_axes_phrase(axes),
+                                    code=code)
+        fixes.append((text, unbroadcast(a, sx, a.dtype)))
     for k in range(a.ndim):
         if a.ndim == n.ndim + 1 and sa[:k] + sa[k + 1:] == sx:
-            fixes.append((f"extra axis {k} (size {sa[k]}): {name} was used at every index "
-                          f"along it (broadcast over it in the forward), so sum over it: "
-                          f"d{name} = `grad.sum(axis={k})`", a.sum(axis=k)))
+            text = _("extra axis {axis} (size {size}): {name} was used at every index along it "
+                     "(broadcast over it in the forward), so sum over it: d{name} = "
+                     "`grad.sum(axis={axis})`").format(axis=k, size=sa[k], name=name)
+            fixes.append((text, a.sum(axis=k)))
     return fixes
 
 
@@ -121,42 +133,44 @@ def value_diagnosis(a: np.ndarray, n: np.ndarray, name: str, nan_hint: str = "")
     """Name the pattern of a same-shaped but wrong gradient, or None if none is recognised."""
     bad = ~np.isfinite(a)
     if bad.any():
-        where = _index(np.argwhere(bad)[0])
-        return (f"d{name} has NaN/inf at {where} ({bad.sum()} element(s)): look for 0/0, "
-                f"log(0) or inf − inf" + (f" -- often {nan_hint}" if nan_hint else ""))
+        text = _("d{name} has NaN/inf at {index} ({count} element(s)): look for 0/0, log(0) or "
+                 "inf − inf").format(name=name, index=_index(np.argwhere(bad)[0]),
+                                     count=bad.sum())
+        return text + (_(" -- often {hint}").format(hint=nan_hint) if nan_hint else "")
     scale = max(np.abs(n).max(initial=0.0), FLOOR)
     if np.abs(a).max(initial=0.0) <= TOL * FLOOR and scale > FLOOR:
-        return f"d{name} is all zeros, but the true gradient is not"
+        return _("d{name} is all zeros, but the true gradient is not").format(name=name)
     if close(-a, n):
-        return (f"sign error: your d{name} is the negative of the true gradient "
-                f"(analytic ≈ −numeric); check the sign of each term")
+        return _("sign error: your d{name} is the negative of the true gradient (analytic ≈ "
+                 "−numeric); check the sign of each term").format(name=name)
     if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and close(np.swapaxes(a, -1, -2), n):
-        return (f"transposed: your d{name} is the transpose of the right gradient (a square "
-                f"matrix, so the shape did not give it away); for C = A @ B, dA = G Bᵀ and "
-                f"dB = Aᵀ G")
+        return _("transposed: your d{name} is the transpose of the right gradient (a square "
+                 "matrix, so the shape did not give it away); for C = A @ B, dA = G Bᵀ and "
+                 "dB = Aᵀ G").format(name=name)
     c = float(np.sum(a * n) / np.sum(n * n)) if np.any(n) else 0.0
     if c and abs(c - 1) > 10 * MATCH and close(a, c * n):
-        return (f"off by a constant factor: your d{name} ≈ {c:.4g} × the true gradient"
-                + _factor_guess(c))
+        return (_("off by a constant factor: your d{name} ≈ {c:.4g} × the true gradient").format(
+            name=name, c=c) + _factor_guess(c))
     zero = np.abs(n) <= TOL * FLOOR
     leak = zero & (np.abs(a) > TOL * FLOOR)
     if leak.any():
-        rest = ("elsewhere it matches" if close(np.where(zero, 0.0, a), n)
-                else "other elements differ too")
-        return (f"nonzero where the gradient must be 0: d{name} at {_index(np.argwhere(leak)[0])} "
-                f"({leak.sum()} element(s)) should be 0 -- e.g. a masked position, which gets "
-                f"no gradient; {rest}")
+        rest = (_("elsewhere it matches") if close(np.where(zero, 0.0, a), n)
+                else _("other elements differ too"))
+        return _("nonzero where the gradient must be 0: d{name} at {index} ({count} "
+                 "element(s)) should be 0 -- e.g. a masked position, which gets no gradient; "
+                 "{rest}").format(name=name, index=_index(np.argwhere(leak)[0]),
+                                  count=leak.sum(), rest=rest)
     big = np.abs(n) > scale * 1e-2
     if big.any():
         ratio = a[big] / n[big]
         lo, hi = ratio.min(), ratio.max()
         if lo > 0 and hi / lo > 1 + 10 * MATCH:
-            size = ("smaller everywhere" if hi <= 1 + MATCH else
-                    "larger everywhere" if lo >= 1 - MATCH else "off")
-            return (f"missing factor? d{name} has the right sign everywhere but is {size} by a "
-                    f"factor that varies from element to element (analytic/numeric from "
-                    f"{lo:.3g} to {hi:.3g}): a local derivative is missing or wrong, such as "
-                    f"1 − tanh² or σ(1 − σ)")
+            size = (_("smaller everywhere") if hi <= 1 + MATCH else
+                    _("larger everywhere") if lo >= 1 - MATCH else _("off"))
+            return _("missing factor? d{name} has the right sign everywhere but is {size} by a "
+                     "factor that varies from element to element (analytic/numeric from "
+                     "{lo:.3g} to {hi:.3g}): a local derivative is missing or wrong, such as "
+                     "1 − tanh² or σ(1 − σ)").format(name=name, size=size, lo=lo, hi=hi)
     return None
 
 
@@ -165,32 +179,39 @@ def output_diagnosis(a: np.ndarray, n: np.ndarray, name: str) -> str | None:
     sa, sx = a.shape, n.shape
     if sa != sx:
         if a.ndim == n.ndim >= 2 and sa == sx[:-2] + (sx[-1], sx[-2]):
-            return (f"transposed: your {name} {sa} is the transpose of the expected {sx}"
-                    + ("" if close(np.swapaxes(a, -1, -2), n) else " (and the values differ too)"))
+            text = _("transposed: your {name} {shape} is the transpose of the expected "
+                     "{right}").format(name=name, shape=sa, right=sx)
+            return text + ("" if close(np.swapaxes(a, -1, -2), n) else
+                           _(" (and the values differ too)"))
         for k in range(a.ndim):
             if a.ndim == n.ndim + 1 and sa[:k] + sa[k + 1:] == sx:
-                summed = " -- summed over it, yours is right" if close(a.sum(axis=k), n) else ""
-                return (f"an axis too many: {name} {sa} has an extra axis {k} (size {sa[k]}) "
-                        f"that {sx} lacks: a sum (Σ_j) left out?{summed}")
+                text = _("an axis too many: {name} {shape} has an extra axis {axis} (size "
+                         "{size}) that {right} lacks: a sum (Σ_j) left out?").format(
+                             name=name, shape=sa, axis=k, size=sa[k], right=sx)
+                return text + (_(" -- summed over it, yours is right")
+                               if close(a.sum(axis=k), n) else "")
         if a.size == n.size:
-            return (f"right number of elements, wrong shape: {sa}, expected {sx} -- a reshape "
-                    f"or transpose in the wrong place?")
-        return f"wrong shape {sa}: {name} must have shape {sx}"
+            return _("right number of elements, wrong shape: {shape}, expected {right} -- a "
+                     "reshape or transpose in the wrong place?").format(shape=sa, right=sx)
+        return _("wrong shape {shape}: {name} must have shape {right}").format(
+            name=name, shape=sa, right=sx)
     bad = ~np.isfinite(a)
     if bad.any():
-        return (f"{name} has NaN/inf at {_index(np.argwhere(bad)[0])} ({bad.sum()} element(s)): "
-                f"np.exp overflows for large scores -- subtract each row's max before it")
+        return _("{name} has NaN/inf at {index} ({count} element(s)): np.exp overflows for "
+                 "large scores -- subtract each row's max before it").format(
+                     name=name, index=_index(np.argwhere(bad)[0]), count=bad.sum())
     if np.abs(a).max(initial=0.0) <= TOL * FLOOR < np.abs(n).max(initial=0.0):
-        return f"{name} is all zeros, but the expected output is not"
+        return _("{name} is all zeros, but the expected output is not").format(name=name)
     if close(-a, n):
-        return f"sign error: your {name} is the negative of the expected one"
+        return _("sign error: your {name} is the negative of the expected one").format(
+            name=name)
     if a.ndim >= 2 and a.shape[-1] == a.shape[-2] and close(np.swapaxes(a, -1, -2), n):
-        return (f"transposed: your {name} is the transpose of the expected one (a square "
-                f"matrix, so the shape did not give it away)")
+        return _("transposed: your {name} is the transpose of the expected one (a square "
+                 "matrix, so the shape did not give it away)").format(name=name)
     c = float(np.sum(a * n) / np.sum(n * n)) if np.any(n) else 0.0
     if c and abs(c - 1) > 10 * MATCH and close(a, c * n):
-        return (f"off by a constant factor: your {name} ≈ {c:.4g} × the expected one"
-                + _factor_guess(c))
+        return (_("off by a constant factor: your {name} ≈ {c:.4g} × the expected one").format(
+            name=name, c=c) + _factor_guess(c))
     return None
 
 
@@ -199,24 +220,25 @@ def zero_sum_note(a: np.ndarray, axis: int, name: str) -> str | None:
     s = a.sum(axis=axis)
     worst = np.abs(s).max(initial=0.0)
     if np.isfinite(worst) and worst > 1e-6 * max(1.0, np.abs(a).max()):
-        return (f"note: d{name} should sum to 0 along axis {axis} (the softmax is "
-                f"shift-invariant: adding a constant to all scores changes nothing); yours "
-                f"sums to up to {worst:.3g}")
+        return _("note: d{name} should sum to 0 along axis {axis} (the softmax is "
+                 "shift-invariant: adding a constant to all scores changes nothing); yours "
+                 "sums to up to {worst:.3g}").format(name=name, axis=axis, worst=worst)
     return None
 
 
 def _factor_guess(c: float) -> str:
+    sign = "−" if c < 0 else ""
     for k in range(2, 65):
         if abs(abs(c) - k) < 1e-3:
-            return (f" (= {'−' if c < 0 else ''}{k}: a division by {k} is missing, e.g. a "
-                    f"mean's 1/N?)")
+            return _(" (= {sign}{k}: a division by {k} is missing, e.g. a mean's 1/N?)").format(
+                sign=sign, k=k)
         if abs(1 / abs(c) - k) < 1e-3 * k:
-            return f" (= {'−' if c < 0 else ''}1/{k}: divided by {k} once too often?)"
+            return _(" (= {sign}1/{k}: divided by {k} once too often?)").format(sign=sign, k=k)
         r = np.sqrt(k)
         if r != int(r) and abs(abs(c) - r) < 1e-3:
-            return f" (= √{k}: a missing 1/√{k}, e.g. a scale 1/√d?)"
+            return _(" (= √{k}: a missing 1/√{k}, e.g. a scale 1/√d?)").format(k=k)
         if r != int(r) and abs(1 / abs(c) - r) < 1e-3:
-            return f" (= 1/√{k}: a scale 1/√{k} applied twice?)"
+            return _(" (= 1/√{k}: a scale 1/√{k} applied twice?)").format(k=k)
     return ""
 
 

@@ -18,6 +18,10 @@ import stat
 import unicodedata
 from pathlib import Path
 
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
+
 HERE = Path(__file__).parent
 DIGESTS = "digests.sha256"
 REGENERATE = "python -m minigrad.exercises digests"
@@ -31,19 +35,23 @@ def read_file(path: Path, limit: int = MAX_FILE) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as e:
-        raise ValueError(f"cannot read {path.name}: {e.strerror or e}") from None
+        raise ValueError(_("cannot read {file}: {why}").format(file=path.name,
+                                                               why=e.strerror or e)) from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"cannot read {path.name}: it is not a regular file")
+            raise ValueError(_("cannot read {file}: it is not a regular file").format(
+                file=path.name))
         data = b""
         while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
             data += chunk
     except OSError as e:
-        raise ValueError(f"cannot read {path.name}: {e.strerror or e}") from None
+        raise ValueError(_("cannot read {file}: {why}").format(file=path.name,
+                                                               why=e.strerror or e)) from None
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise ValueError(f"cannot read {path.name}: it is larger than {limit >> 10} KiB")
+        raise ValueError(_("cannot read {file}: it is larger than {kib} KiB").format(
+            file=path.name, kib=limit >> 10))
     return data
 
 
@@ -65,13 +73,16 @@ def problem(root: Path = HERE) -> str | None:
                         read_file(root / DIGESTS).decode().splitlines() if line.strip())
         current = digests(root)
     except (ValueError, UnicodeDecodeError) as e:
-        return f"refusing to check: the checker's files cannot be verified ({e}); reinstall minigrad"
-    changed = sorted(set(recorded) ^ set(current) | {k for k in current if recorded.get(k) != current[k]})
+        return _("refusing to check: the checker's files cannot be verified ({error}); "
+                 "reinstall minigrad").format(error=e)
+    changed = sorted(set(recorded) ^ set(current)
+                     | {k for k in current if recorded.get(k) != current[k]})
     if not changed:
         return None
     shown = ", ".join(changed[:3]) + (" …" if len(changed) > 3 else "")
-    return (f"refusing to check: the checker's own files changed since installation ({shown} "
-            f"in {root}); reinstall minigrad (contributors: {REGENERATE})")
+    return _("refusing to check: the checker's own files changed since installation ({files} "
+             "in {folder}); reinstall minigrad (contributors: {command})").format(
+                 files=shown, folder=root, command=REGENERATE)
 
 
 def write(root: Path = HERE) -> Path:

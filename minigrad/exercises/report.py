@@ -3,14 +3,30 @@ from __future__ import annotations
 
 import re
 import textwrap
+import unicodedata
 
 from minigrad.exercises import diagnose
 from minigrad.exercises.checker import Report
 from minigrad.exercises.integrity import printable
+from minigrad.i18n import translator
+
+_ = translator("minigrad")
 
 WIDTH = 92
 PROGRAM = "python -m minigrad.exercises"
 KEEP = "\ue000"  # a private-use character: ``printable`` turns any in the text into "?"
+OPENING = "（《「『【“‘(["                    # never at the end of a wrapped line
+CLOSING = "，。、；：！？）》」』】”’—…,.;:!?)]"   # never at the start of one
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: a Chinese character (a wide one) takes two."""
+    return sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in text)
+
+
+def pad(text: str, columns: int) -> str:
+    """``text`` left-aligned in ``columns`` columns (``f"{text:<16}"`` counts characters)."""
+    return text + " " * (columns - width(text))
 
 
 def _shapes(shapes: dict) -> str:
@@ -20,84 +36,138 @@ def _shapes(shapes: dict) -> str:
 def wrap(text: str, indent: str, more: str | None = None) -> list:
     """Wrap to WIDTH, never inside a `code span` or a short (group): their spaces are made
     ``KEEP`` (which ``printable`` makes sure no text holds) while wrapping. Continuation
-    lines are indented by ``more``."""
+    lines are indented by ``more``. Text with wide characters (Chinese, which has no spaces)
+    is wrapped by ``_wrap_wide``, by columns."""
     text = re.sub(r"`[^`]*`|\([^()]{1,24}\)", lambda m: m.group(0).replace(" ", KEEP),
                   printable(text, len(text)))
-    lines = textwrap.wrap(text, WIDTH, initial_indent=indent,
-                          subsequent_indent=indent + "  " if more is None else more,
-                          break_on_hyphens=False, break_long_words=False)
+    more = indent + "  " if more is None else more
+    if width(text) == len(text):
+        lines = textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=more,
+                              break_on_hyphens=False, break_long_words=False)
+    else:
+        lines = _wrap_wide(text, indent, more)
     return [line.replace(KEEP, " ") for line in lines]
+
+
+def _wrap_wide(text: str, indent: str, more: str) -> list:
+    """Greedy wrapping by columns, where a line may break between two wide characters,
+    between a wide and a narrow one, or at a space between two narrow ones ("第 1 轴" stays
+    whole), but not before closing punctuation (，。）) nor after opening (（“)."""
+    def wide(c):
+        return unicodedata.east_asian_width(c) in "WF"
+    pieces = []  # [text, spaced]: the units a line breaks between; spaced: a space before
+    for word in text.split():
+        for i, c in enumerate(word):
+            last = pieces[-1][0][-1] if pieces else ""
+            if i == 0 and pieces and (wide(c) or wide(last)):
+                pieces[-1][0] += " " + c
+            elif i and (c in CLOSING or last in OPENING or not wide(c) and not wide(last)):
+                pieces[-1][0] += c
+            else:
+                pieces.append([c, i == 0])
+    lines, line, empty = [], indent, True
+    for piece, spaced in pieces:
+        gap = " " if spaced and not empty else ""
+        if not empty and width(line + gap + piece) > WIDTH:
+            lines.append(line)
+            line, gap = more, ""
+        line, empty = line + gap + piece, False
+    return lines + ([] if empty else [line])
 
 
 def full(report: Report) -> str:
     """Every case, every gradient: pass/fail, worst element, analytic vs numeric, diagnosis."""
     e = report.exercise
-    lines = [f"{e.name} -- {e.title}:  {e.formula}"]
+    lines = [_("{name} -- {title}:  {formula}").format(name=e.name, title=_(e.title),
+                                                        formula=e.formula)]
     if report.status in ("no file", "broken", "not implemented"):
         for i, part in enumerate(report.message.splitlines()):
             lines += wrap(part, "    " if i else "")
         if report.status == "not implemented":
-            lines.append(f"When you are stuck: {PROGRAM} hint {e.name}")
+            lines.append(_("When you are stuck: {program} hint {name}").format(
+                program=PROGRAM, name=e.name))
         return "\n".join(lines)
-    where = f" in {printable(str(report.path))}" if report.path else ""
     forward = e.kind == "forward"
-    truth, mine, theirs = (("the library's forward", "yours", "expected") if forward else
-                           ("central differences", "analytic", "numeric"))
-    lines.append(f"checking {e.function}{where} against {truth} (float64), "
-                 f"{len(report.cases)} inputs")
-    lines.append(f"rel. error = |{mine} − {theirs}| / max(|{mine}|, |{theirs}|, "
-                 f"{diagnose.FLOOR:g}); {'an output' if forward else 'a gradient'} passes when "
-                 f"it is ≤ {diagnose.TOL:g} everywhere")
+    if forward:
+        checking = (_("checking {function} in {path} against the library's forward (float64), "
+                      "{n} inputs") if report.path else
+                    _("checking {function} against the library's forward (float64), {n} inputs"))
+    else:
+        checking = (_("checking {function} in {path} against central differences (float64), "
+                      "{n} inputs") if report.path else
+                    _("checking {function} against central differences (float64), {n} inputs"))
+    lines.append(checking.format(function=e.function, n=len(report.cases),
+                                 path=printable(str(report.path))))
+    rule = (_("rel. error = |yours − expected| / max(|yours|, |expected|, {floor:g}); an output "
+              "passes when it is ≤ {tol:g} everywhere") if forward else
+            _("rel. error = |analytic − numeric| / max(|analytic|, |numeric|, {floor:g}); a "
+              "gradient passes when it is ≤ {tol:g} everywhere"))
+    lines.append(rule.format(floor=diagnose.FLOOR, tol=diagnose.TOL))
     said = {}  # a diagnosis is printed in full once, then referred to: text -> where
     for case in report.cases:
-        head = f"input {case.number}: {_shapes(case.shapes)} "
+        head = _("input {number}: {shapes} ").format(number=case.number,
+                                                      shapes=_shapes(case.shapes))
         lines.append("")
-        lines.append(head + "." * max(3, WIDTH - 6 - len(head)) + (" pass" if case.ok else " FAIL"))
+        lines.append(head + "." * max(3, WIDTH - 6 - width(head)) + " "
+                     + (_("pass") if case.ok else _("FAIL")))
         if case.error:
+            label = "  " + _("error: ")
             for i, part in enumerate(case.error.splitlines()):
-                lines += wrap(part.strip(), " " * 9 if i else "  error: ", " " * 9)
+                lines += wrap(part.strip(), " " * width(label) if i else label,
+                              " " * width(label))
         for r in case.results:
             lines += _input_lines(r, case.number, said, forward)
         for problem in case.side_effects:
-            lines += wrap(problem, "  FAIL  ")
+            lines += wrap(problem, "  " + _("FAIL") + "  ")
         if case.lesson:
-            lines += wrap("measured: " + case.lesson, "  ", "  ")
+            lines += wrap(_("measured: {lesson}").format(lesson=case.lesson), "  ", "  ")
     lines.append("")
     n = len(report.cases)
     if report.status == "done":
-        lines.append(f"{e.name}: all {n} inputs pass -- done.")
+        lines.append(_("{name}: all {n} inputs pass -- done.").format(name=e.name, n=n))
         if e.moral:
-            lines += wrap("What it shows: " + e.moral, "", "")
+            lines += wrap(_("What it shows: {moral}").format(moral=_(e.moral)), "", "")
     else:
-        lines.append(f"{e.name}: {report.passed} of {n} inputs pass -- not done yet. "
-                     f"Hints: {PROGRAM} hint {e.name} (then --level 2 for the formula)")
+        lines.append(_("{name}: {passed} of {n} inputs pass -- not done yet. Hints: {program} "
+                       "hint {name} (then --level 2 for the formula)").format(
+                           name=e.name, passed=report.passed, n=n, program=PROGRAM))
     return "\n".join(lines)
 
 
 def _input_lines(r, case_number: int, said: dict, forward: bool = False) -> list:
-    verdict = "pass" if r.ok else "FAIL"
+    verdict = _("pass") if r.ok else _("FAIL")
     name = r.name if forward else "d" + r.name
     label = f"  {name:<10} {verdict}  " if forward else f"  {name:<7} {verdict}  "
     if r.rel is None:  # no element-wise comparison was possible
-        got = f"shape {r.shape}, expected {r.expected}" if r.shape is not None else "no gradient"
+        got = (_("shape {shape}, expected {expected}").format(shape=r.shape, expected=r.expected)
+               if r.shape is not None else _("no gradient"))
         lines = [label + got]
     else:
-        idx = "[" + ", ".join(str(int(i)) for i in r.worst) + "]" if r.worst else "(scalar)"
-        mine, theirs = ("yours", "expected") if forward else ("analytic", "numeric")
-        lines = [label + f"worst {idx}: {mine} {r.analytic: .6g}, {theirs} {r.numeric: .6g}, "
-                         f"rel. error {r.rel:.1e}"]
+        idx = "[" + ", ".join(str(int(i)) for i in r.worst) + "]" if r.worst else _("(scalar)")
+        worst = (_("worst {index}: yours {analytic: .6g}, expected {numeric: .6g}, rel. error "
+                   "{rel:.1e}") if forward else
+                 _("worst {index}: analytic {analytic: .6g}, numeric {numeric: .6g}, rel. error "
+                   "{rel:.1e}"))
+        lines = [label + worst.format(index=idx, analytic=r.analytic, numeric=r.numeric,
+                                      rel=r.rel)]
     if not r.ok:
-        text = r.diagnosis or ("no pattern recognised: compare the worst element by hand, and "
-                               f"check each step of the {'formula' if forward else 'chain rule'}")
-        lines += wrap("→ " + (f"as for {said[text]}" if text in said else text), " " * 10)
-        said.setdefault(text, f"{name} in input {case_number}")
+        text = r.diagnosis or (
+            _("no pattern recognised: compare the worst element by hand, and check each step "
+              "of the formula") if forward else
+            _("no pattern recognised: compare the worst element by hand, and check each step "
+              "of the chain rule"))
+        lines += wrap("→ " + (_("as for {where}").format(where=said[text]) if text in said
+                              else text), " " * 10)
+        said.setdefault(text, _("{name} in input {number}").format(name=name,
+                                                                   number=case_number))
     return lines
 
 
 def status_word(report: Report) -> str:
-    return {"done": "done", "failing": f"{report.passed}/{len(report.cases)} inputs pass",
-            "not implemented": "not started", "no file": "no file",
-            "broken": "does not load"}[report.status]
+    if report.status == "failing":
+        return _("{passed}/{n} inputs pass").format(passed=report.passed, n=len(report.cases))
+    return {"done": _("done"), "not implemented": _("not started"), "no file": _("no file"),
+            "broken": _("does not load")}[report.status]
 
 
 def first_problem(report: Report) -> str:
@@ -106,13 +176,17 @@ def first_problem(report: Report) -> str:
         return report.message.splitlines()[0] if report.message else ""
     for case in report.cases:
         if case.error:
-            return f"input {case.number}: {case.error.splitlines()[0]}"
+            return _("input {number}: {problem}").format(number=case.number,
+                                                         problem=case.error.splitlines()[0])
         if case.side_effects:
-            return f"input {case.number}: {case.side_effects[0]}"
+            return _("input {number}: {problem}").format(number=case.number,
+                                                         problem=case.side_effects[0])
         for r in case.results:
             if not r.ok:
                 d = "" if report.exercise.kind == "forward" else "d"
-                return f"input {case.number}, {d}{r.name}: {r.diagnosis or 'values differ'}"
+                return _("input {number}, {name}: {problem}").format(
+                    number=case.number, name=d + r.name,
+                    problem=r.diagnosis or _("values differ"))
     return ""
 
 
@@ -128,5 +202,6 @@ def summary(reports: list) -> str:
         if problem:
             lines += wrap(problem, " " * 7)
     done = sum(r.status == "done" for r in reports)
-    lines.append(f"\n{done} of {len(reports)} done. Details: {PROGRAM} check NAME")
+    lines.append("\n" + _("{done} of {total} done. Details: {program} check NAME").format(
+        done=done, total=len(reports), program=PROGRAM))
     return "\n".join(lines)

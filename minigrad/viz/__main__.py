@@ -12,8 +12,12 @@ import os
 import sys
 
 import minigrad as mg
+from minigrad import i18n
 from minigrad.draw.console import run_main
+from minigrad.i18n import translator
 from minigrad.viz import FORMATS, draw_graph, trace
+
+_ = translator("minigrad")
 
 EXTENSIONS = {"svg": "svg", "dot": "dot", "mermaid": "mmd", "text": "txt"}
 
@@ -30,7 +34,7 @@ def neuron(fmt: str = "text", path=None) -> str:
         o.backward()
     names = {**leaves, "x1*w1": x1w1, "x2*w2": x2w2, "n": n, "o": o}
     return draw_graph(o, fmt, path, trace=tr, names=names,
-                      title="micrograd's neuron: o = tanh(x1·w1 + x2·w2 + b)")
+                      title=_("micrograd's neuron: o = tanh(x1·w1 + x2·w2 + b)"))
 
 
 def main(argv=None) -> int:
@@ -38,17 +42,20 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m minigrad.viz", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m minigrad.viz",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("--fmt", choices=sorted(FORMATS), default="text")
     p.add_argument("--out", help="folder to write neuron.<ext> into (default: print only)")
+    i18n.add_argument(p)
     args = p.parse_args(argv)
+    i18n.apply(args)
     path = None
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         path = os.path.join(args.out, f"neuron.{EXTENSIONS[args.fmt]}")
     text = neuron(args.fmt, path)
-    print(text if args.fmt == "text" or path is None else f"wrote {path}")
-    print("more graphs: python -m attention 004-graph, python -m models graph")
+    print(text if args.fmt == "text" or path is None else _("wrote {path}").format(path=path))
+    print(_("more graphs: python -m attention 004-graph, python -m models graph"))
     return 0
 
 

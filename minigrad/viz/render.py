@@ -5,7 +5,8 @@ order, so a graph always gives the same bytes.
 """
 from __future__ import annotations
 
-from minigrad.draw.common import BLUES, CHAR_W, fit, printable
+from minigrad.draw.common import BLUES, CHAR_W, columns, fit, pad, printable
+from minigrad.i18n import translator
 from minigrad.draw.svg import _esc, _svg
 from minigrad.viz.layout import layout
 
@@ -22,6 +23,8 @@ STYLE = {  # kind -> (fill, stroke, stroke width, corner radius, dashes, legend 
 }
 HIGHLIGHT = ("#fcbba1", "#d62728", 4.0)
 
+_ = translator("minigrad")
+
 
 def _visible(s: str) -> str:
     """Control characters shown as their pictures (XML cannot hold most of them, and a raw ESC
@@ -36,7 +39,7 @@ def _lines(node) -> list:
 
 
 def _box_size(lines) -> tuple:
-    return (max(len(s) for s in lines) * FONT * CHAR_W + 18, len(lines) * LINE_H + 10)
+    return (max(columns(s) for s in lines) * FONT * CHAR_W + 18, len(lines) * LINE_H + 10)
 
 
 def _tip(i, node) -> str:
@@ -61,7 +64,7 @@ def to_svg(graph, title=None) -> str:
         parts.append(f'<g class="edge" data-from="n{a}" data-to="n{b}"><path d="{d}" fill="none" '
                      f'stroke="#666" stroke-width="1.2" marker-end="url(#arrow)"/></g>')
     for i, (node, lines, (x, y, w, h)) in enumerate(zip(graph.nodes, labels, boxes)):
-        fill, stroke, sw, rx, dash, _ = STYLE[node.kind]
+        fill, stroke, sw, rx, dash, _label = STYLE[node.kind]
         if node.highlight:
             fill, stroke, sw = HIGHLIGHT
         extra = f' stroke-dasharray="{dash}"' if dash else ""
@@ -74,7 +77,7 @@ def to_svg(graph, title=None) -> str:
         cls = node.kind + (" highlight" if node.highlight else "")
         parts.append(f'<g class="node {cls}" id="n{i}"><title>{_esc(_tip(i, node))}</title>'
                      + "".join(body) + "</g>")
-    width = max([x + w + 12 for x, _, w, _ in boxes] + [600, 24 + len(title or "") * 15 * CHAR_W])
+    width = max([x + w + 12 for x, _, w, _ in boxes] + [600, 24 + columns(title or "") * 15 * CHAR_W])
     height = max([y + h for _, y, _, h in boxes] + [0]) + top + 12
     return _svg(width, height, parts, None)
 
@@ -89,7 +92,7 @@ def _legend(graph, y) -> str:
         items.append(f'<rect x="{x:.1f}" y="{y - 10}" width="14" height="12" fill="{fill}" '
                      f'stroke="{stroke}"/><text x="{x + 19:.1f}" y="{y}" font-size="11">'
                      f'{_esc(text)}</text>')
-        x += 19 + len(text) * 11 * CHAR_W + 16
+        x += 19 + columns(text) * 11 * CHAR_W + 16
     return '<g class="legend">' + "".join(items) + "</g>"
 
 
@@ -103,7 +106,7 @@ def to_dot(graph, title=None) -> str:
     if title:
         out.append(f'  label="{_dot_escape(title)}"; labelloc=t;')
     for i, node in enumerate(graph.nodes):
-        fill, stroke, sw, rx, dash, _ = STYLE[node.kind]
+        fill, stroke, sw, rx, dash, _label = STYLE[node.kind]
         if node.highlight:
             fill, stroke, sw = HIGHLIGHT
         style = ["filled"] + (["rounded"] if rx else []) + (["dashed"] if dash else [])
@@ -142,8 +145,8 @@ def to_text(graph, title=None) -> str:
     for a, b in graph.edges:
         inputs.setdefault(b, []).append(a)
     out = [printable(title)] if title else []
-    out.append(f"computation graph: {len(graph.nodes)} nodes, {len(graph.edges)} edges "
-               f"(each node after the nodes it reads)")
+    out.append(_("computation graph: {nodes} nodes, {edges} edges (each node after the nodes "
+                 "it reads)").format(nodes=len(graph.nodes), edges=len(graph.edges)))
     memo: dict = {}
     order = sorted(range(len(graph.nodes)), key=lambda i: (_depth(i, inputs, memo), i))
     for i in order:
@@ -151,7 +154,7 @@ def to_text(graph, title=None) -> str:
         lines = _lines(node)
         reads = "  <- " + " ".join(f"n{a}" for a in inputs[i]) if i in inputs else ""
         mark = "!!" if node.highlight else "  "
-        out.append(f"{mark}n{i:<4} {node.kind:<6} {lines[0]:<24} {' | '.join(lines[1:])}{reads}")
+        out.append(f"{mark}n{i:<4} {node.kind:<6} {pad(lines[0], 24)} {' | '.join(lines[1:])}{reads}")
     return "\n".join(out) + "\n"
 
 

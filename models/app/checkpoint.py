@@ -33,6 +33,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.files import FileRefused, open_bounded, read_bounded, write_atomic
+from minigrad.i18n import translator
 
 from models.vocab import Vocab
 from models.app.build import build_model
@@ -44,6 +45,8 @@ INDEX = "checkpoint.json"
 MAX_INDEX_BYTES = 1 << 24  # 16 MiB: an index holds configs and a loss curve
 PENDING = "pending"  # the journal: array files a save is writing, before its commit
 
+_ = translator("models")
+
 
 class CheckpointError(ValueError):
     """A checkpoint that cannot be read, with the reason."""
@@ -52,7 +55,7 @@ class CheckpointError(ValueError):
 def _sha256(path: str, limit: int) -> str:
     """The file's digest, read through ``open_bounded``: a regular file of at most ``limit``."""
     h = hashlib.sha256()
-    with open_bounded(path, limit=limit, what="checkpoint") as f:
+    with open_bounded(path, limit=limit, what=_("checkpoint")) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -140,27 +143,34 @@ def _index_path(path) -> str:
 def _read_index(path: str, given=None) -> dict:
     """The parsed index at ``path``; ``given`` is what the user named (for the messages)."""
     given = path if given is None else os.fspath(given)
-    expected = ("expected a checkpoint folder written by 'python -m models train' (holding "
-                f"{INDEX}), its {INDEX}, or its weights .npz file")
+    expected = _("expected a checkpoint folder written by 'python -m models train' (holding "
+                 "{index}), its {index}, or its weights .npz file").format(index=INDEX)
     if not os.path.exists(path):
-        where = (f"{path} not found" if given == path or not os.path.exists(given) else
-                 f"{given} holds no {INDEX}" if os.path.isdir(given) else
-                 f"{given} has no {INDEX} next to it")
-        raise CheckpointError(f"checkpoint: {where} ({expected})")
+        where = (_("{path} not found").format(path=path)
+                 if given == path or not os.path.exists(given) else
+                 _("{path} holds no {index}").format(path=given, index=INDEX)
+                 if os.path.isdir(given) else
+                 _("{path} has no {index} next to it").format(path=given, index=INDEX))
+        raise CheckpointError(_("checkpoint: {where} ({expected})").format(where=where,
+                                                                           expected=expected))
     try:  # a regular file of at most MAX_INDEX_BYTES: no device, FIFO or folder is read
-        index = json.loads(read_bounded(path, limit=MAX_INDEX_BYTES, what="checkpoint").decode())
+        index = json.loads(read_bounded(path, limit=MAX_INDEX_BYTES,
+                                        what=_("checkpoint")).decode())
     except FileRefused as e:  # names the file and the limit
-        raise CheckpointError(f"{e}; {expected}") from None
+        raise CheckpointError(_("{error}; {expected}").format(error=e,
+                                                              expected=expected)) from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        why = "nested too deeply" if isinstance(e, RecursionError) else e
-        kind = "" if path.endswith(".json") else f"; {expected}"
-        raise CheckpointError(f"checkpoint: {path} is not valid JSON ({why}){kind}") from None
+        why = _("nested too deeply") if isinstance(e, RecursionError) else e
+        message = (_("checkpoint: {path} is not valid JSON ({why})") if path.endswith(".json")
+                   else _("checkpoint: {path} is not valid JSON ({why}); {expected}"))
+        raise CheckpointError(message.format(path=path, why=why, expected=expected)) from None
     except OSError as e:
-        raise CheckpointError(f"checkpoint: cannot read {path} ({e.strerror or e}); "
-                              f"{expected}") from None
+        raise CheckpointError(_("checkpoint: cannot read {path} ({why}); {expected}").format(
+            path=path, why=e.strerror or e, expected=expected)) from None
     if not isinstance(index, dict) or index.get("format") != FORMAT:
-        raise CheckpointError(f"checkpoint: {path} is not a {FORMAT} index "
-                              f"(format field: {index.get('format') if isinstance(index, dict) else None!r})")
+        found = index.get("format") if isinstance(index, dict) else None
+        raise CheckpointError(_("checkpoint: {path} is not a {format} index (format field: "
+                                "{found!r})").format(path=path, format=FORMAT, found=found))
     return index
 
 
@@ -179,22 +189,27 @@ def _file_of(index: dict, folder: str, kind: str, limit: int) -> str:
     most ``limit`` bytes is read."""
     name, digest = index.get(kind), index.get(kind + "_sha256")
     if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
-        raise CheckpointError(f"checkpoint: bad {kind} entry {name!r} in {INDEX}")
+        raise CheckpointError(_("checkpoint: bad {kind} entry {name!r} in {index}").format(
+            kind=kind, name=name, index=INDEX))
     path = os.path.join(folder, name)
     if not os.path.lexists(path):
-        raise CheckpointError(f"checkpoint: {kind} file {path} is missing")
+        raise CheckpointError(_("checkpoint: {kind} file {path} is missing").format(kind=kind,
+                                                                                    path=path))
     if not isinstance(digest, str):
-        raise CheckpointError(f"checkpoint: {INDEX} in {folder} has no {kind}_sha256 digest for "
-                              f"{name}, so the file cannot be trusted")
+        raise CheckpointError(_("checkpoint: {index} in {folder} has no {kind}_sha256 digest for "
+                                "{name}, so the file cannot be trusted").format(
+                                    index=INDEX, folder=folder, kind=kind, name=name))
     try:
         actual = _sha256(path, limit)
     except FileRefused as e:
         raise CheckpointError(str(e)) from None
     except OSError as e:
-        raise CheckpointError(f"checkpoint: cannot read {path} ({e.strerror or e})") from None
+        raise CheckpointError(_("checkpoint: cannot read {path} ({why})").format(
+            path=path, why=e.strerror or e)) from None
     if digest != actual:
-        raise CheckpointError(f"checkpoint: {path} does not match the digest in {INDEX} "
-                              "(the file was changed or replaced after saving)")
+        raise CheckpointError(_("checkpoint: {path} does not match the digest in {index} (the "
+                                "file was changed or replaced after saving)").format(
+                                    path=path, index=INDEX))
     return path
 
 
@@ -208,22 +223,28 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
     def check(headers: dict) -> None:
         missing, unexpected = sorted(set(expected) - set(headers)), sorted(set(headers) - set(expected))
         if missing or unexpected:
-            raise ValueError(f"{kind} arrays do not fit the model; missing: {', '.join(missing) or '-'}"
-                             f"; unexpected: {', '.join(unexpected) or '-'}")
+            raise ValueError(_("{kind} arrays do not fit the model; missing: {missing}; "
+                               "unexpected: {unexpected}").format(
+                                   kind=kind, missing=", ".join(missing) or "-",
+                                   unexpected=", ".join(unexpected) or "-"))
         for name, (shape, dtype) in headers.items():
             want, kinds = expected[name]
             if dtype.kind not in kinds:
-                raise ValueError(f"non-float array {name} (dtype {dtype}), expected "
-                                 f"{'an integer' if kinds == 'iu' else 'a float'}")
+                message = (_("non-float array {name} (dtype {dtype}), expected an integer")
+                           if kinds == "iu" else
+                           _("non-float array {name} (dtype {dtype}), expected a float"))
+                raise ValueError(message.format(name=name, dtype=dtype))
             if tuple(shape) != tuple(want):
-                raise ValueError(f"{name}: checkpoint {tuple(shape)}, model {tuple(want)}")
+                raise ValueError(_("{name}: checkpoint {shape}, model {want}").format(
+                    name=name, shape=tuple(shape), want=tuple(want)))
     try:
         arrays = mg.load(path, max_bytes=max_bytes, check_headers=check)
     except ValueError as e:
-        raise CheckpointError(f"checkpoint: {e}") from None
+        raise CheckpointError(_("checkpoint: {error}").format(error=e)) from None
     bad = sorted(k for k, a in arrays.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
     if bad:  # NaN or inf weights would decode to garbage without a word
-        raise CheckpointError(f"checkpoint: non-finite values (NaN or inf) in {bad} of {path}")
+        raise CheckpointError(_("checkpoint: non-finite values (NaN or inf) in {names} of {path}")
+                              .format(names=bad, path=path))
     return arrays
 
 
@@ -232,10 +253,13 @@ def _config_and_vocabs(index: dict, index_path: str) -> tuple:
         config = ModelConfig.from_dict(index.get("model"))
         src_vocab, tgt_vocab = (Vocab.from_dict(index.get(k)) for k in ("src_vocab", "tgt_vocab"))
     except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"checkpoint: {index_path} has a bad model or vocabulary entry ({e})") from None
+        raise CheckpointError(_("checkpoint: {path} has a bad model or vocabulary entry "
+                                "({error})").format(path=index_path, error=e)) from None
     if (config.src_vocab, config.tgt_vocab) != (len(src_vocab), len(tgt_vocab)):
-        raise CheckpointError(f"checkpoint: {index_path}: vocabulary sizes {len(src_vocab)}/{len(tgt_vocab)} "
-                              f"do not match the model's {config.src_vocab}/{config.tgt_vocab}")
+        raise CheckpointError(_("checkpoint: {path}: vocabulary sizes {src}/{tgt} do not match "
+                                "the model's {model_src}/{model_tgt}").format(
+                                    path=index_path, src=len(src_vocab), tgt=len(tgt_vocab),
+                                    model_src=config.src_vocab, model_tgt=config.tgt_vocab))
     return config, src_vocab, tgt_vocab
 
 
@@ -251,7 +275,8 @@ def load_checkpoint(path) -> tuple:
     try:
         model.load_state_dict(arrays)
     except ValueError as e:
-        raise CheckpointError(f"checkpoint: the weights in {index_path} do not fit the model ({e})") from None
+        raise CheckpointError(_("checkpoint: the weights in {path} do not fit the model "
+                                "({error})").format(path=index_path, error=e)) from None
     return model, src_vocab, tgt_vocab, index
 
 
@@ -263,8 +288,8 @@ def load_optimizer_state(path, optimizer) -> dict:
     index_path = _index_path(path)
     index = _read_index(index_path, path)
     if "optimizer" not in index:
-        raise CheckpointError(f"checkpoint: {index_path} holds no optimizer state (it was not "
-                              "saved by training), so it cannot be resumed")
+        raise CheckpointError(_("checkpoint: {path} holds no optimizer state (it was not saved "
+                                "by training), so it cannot be resumed").format(path=index_path))
     return _load_arrays(index, os.path.dirname(index_path), "optimizer", expected)
 
 
@@ -276,9 +301,11 @@ def load_best_weights(path, model) -> dict:
     index, folder = _read_index(index_path, path), os.path.dirname(index_path)
     if "best_weights" not in index:  # a run folder saved before best-weights had a digest
         old = os.path.join(folder, "best-weights.npz")
-        what = f"{old} has no digest in {INDEX}" if os.path.exists(old) else \
-            f"{index_path} records a best epoch but no best_weights file"
-        raise CheckpointError(f"checkpoint: {what}, so the best weights cannot be trusted and the "
-                              "run cannot be resumed (its last weights still load for translate)")
+        what = (_("{path} has no digest in {index}").format(path=old, index=INDEX)
+                if os.path.exists(old) else
+                _("{path} records a best epoch but no best_weights file").format(path=index_path))
+        raise CheckpointError(_("checkpoint: {what}, so the best weights cannot be trusted and "
+                                "the run cannot be resumed (its last weights still load for "
+                                "translate)").format(what=what))
     expected = {k: (v.shape, "f") for k, v in model.state_dict().items()}
     return _load_arrays(index, folder, "best_weights", expected)

@@ -18,7 +18,9 @@ import time
 
 import numpy as np
 
+from minigrad import i18n
 from minigrad.draw.console import run_main
+from minigrad.i18n import translator
 from minigrad.runtime import blas
 from models.app.checkpoint import CheckpointError
 from models.app.compare import (CompareConfig, ScoresConfig, compare_length, compare_scores,
@@ -29,7 +31,7 @@ from models.app.datetext import read_dates, wild_accuracy, wild_dates
 from models.app.diagnose import inspect_run
 from models.app.graphs import cmd_graph
 from models.app.options import (build_parser, check_limits, check_train_options,
-                                given_train_options, model_config)
+                                given_train_options, language_of, model_config)
 from models.app.pictures import (by_length_svg, by_length_table, by_length_text, curves_svg,
                                  heads_svg, heads_text)
 from models.app.runs import (Interrupted, foreign_files, free_name, fresh_folder,
@@ -40,6 +42,8 @@ from models.app.translate import cmd_translate, show
 from models.seq2seq import masked_cross_entropy
 from models.vocab import pad_batch
 
+_ = translator("models")
+
 DEMO_DATES = ("Thursday, August 29, 2018", "3rd Mar '95", "12/25/2019", "the 5th of November 1605")
 
 
@@ -47,8 +51,11 @@ def _fresh(base: str) -> str:
     """A new folder for a run, created by this call: ``base``, or ``base-2`` … (kept)."""
     out = fresh_folder(base)
     if out != os.path.normpath(base):
-        what = "an earlier run" if holds_checkpoint(base) else "other files (or another run)"
-        print(f"{base} already holds {what} (kept); this run writes into {out}")
+        message = (_("{base} already holds an earlier run (kept); this run writes into {out}")
+                   if holds_checkpoint(base) else
+                   _("{base} already holds other files (or another run) (kept); this run "
+                     "writes into {out}"))
+        print(message.format(base=base, out=out))
     return writable_folder(out)
 
 
@@ -56,7 +63,8 @@ def _train_folder(a) -> str:
     """The folder for a new run (created; the caller locks it, then ``_check_out``)."""
     if a.out is None:
         if a.overwrite:
-            raise ValueError("train: --overwrite replaces the checkpoint in --out DIR: name it")
+            raise ValueError(_("train: --overwrite replaces the checkpoint in --out DIR: "
+                               "name it"))
         return _fresh(os.path.join("runs", a.task))
     return writable_folder(a.out)
 
@@ -66,15 +74,17 @@ def _check_out(a, out: str) -> None:
     folder): never a checkpoint unless --overwrite, never the user's files."""
     if holds_checkpoint(out) and a.out is not None:
         if not a.overwrite:
-            raise ValueError(f"train: {out} already holds a checkpoint. To continue that "
-                             f"run: --resume {out}; to replace it: --overwrite; or choose "
-                             "another --out")
-        print(f"--overwrite: the checkpoint in {out} is replaced when this run saves its first")
+            raise ValueError(_("train: {out} already holds a checkpoint. To continue that run: "
+                               "--resume {out}; to replace it: --overwrite; or choose another "
+                               "--out").format(out=out))
+        print(_("--overwrite: the checkpoint in {out} is replaced when this run saves its "
+                "first").format(out=out))
     others = foreign_files(out)
     if others:
         shown = ", ".join(others[:3]) + (" …" if len(others) > 3 else "")
-        raise ValueError(f"train: {out} holds files a run does not write ({shown}); a run "
-                         "never replaces them: choose a new or empty --out folder")
+        raise ValueError(_("train: {out} holds files a run does not write ({shown}); a run "
+                           "never replaces them: choose a new or empty --out folder").format(
+            out=out, shown=shown))
 
 
 def _train(trainer: Trainer, out: str, time_limit=None) -> None:
@@ -85,19 +95,21 @@ def _train(trainer: Trainer, out: str, time_limit=None) -> None:
             trainer.run(log=stop.log, folder=out, time_limit=time_limit,
                         should_stop=lambda: bool(stop))
     except KeyboardInterrupt:
+        message = (_("aborted: {out} keeps the last checkpoint written (--resume {out} "
+                     "continues it)") if holds_checkpoint(out) else
+                   _("aborted before the first checkpoint: nothing was saved"))
         with contextlib.suppress(OSError, ValueError):
-            print(f"\naborted: {out} keeps the last checkpoint written (--resume {out} continues "
-                  "it)" if holds_checkpoint(out) else "\naborted before the first checkpoint: "
-                  "nothing was saved", file=sys.stderr)
+            print("\n" + message.format(out=out), file=sys.stderr)
         raise
     path = os.path.join(out, "training.svg")
     if trainer.state.history or trainer.state.curve:
         curves_svg(trainer.state, path)
-        drawn = f"loss curve: {path}"
+        drawn = _("loss curve: {path}").format(path=path)
     else:  # e.g. --time-limit 0: nothing measured, so nothing drawn
-        drawn = "no loss curve: it stopped before a point of the curve was measured"
-    saved = "checkpoint" if holds_checkpoint(out) else "nothing saved in"
-    stop.log(f"{saved}: {out}  ({drawn})")
+        drawn = _("no loss curve: it stopped before a point of the curve was measured")
+    saved = (_("checkpoint: {out}  ({drawn})") if holds_checkpoint(out) else
+             _("nothing saved in: {out}  ({drawn})"))
+    stop.log(saved.format(out=out, drawn=drawn))
     if stop:  # stopped by a signal or a closed stdout, checkpoint written: exit as it does
         raise stop.exit()
 
@@ -110,10 +122,11 @@ def _resume(a) -> None:
         trainer = Trainer.resume(a.resume)
         out, st = a.resume, trainer.state
         if st.done:
-            print(f"{out} holds a finished run (after epoch {st.epoch}, step {st.step}): "
-                  "nothing to resume")
+            print(_("{out} holds a finished run (after epoch {epoch}, step {step}): nothing "
+                    "to resume").format(out=out, epoch=st.epoch, step=st.step))
             return
-        print(f"resuming {out} at epoch {st.epoch + 1}, step {st.step}")
+        print(_("resuming {out} at epoch {epoch}, step {step}").format(
+            out=out, epoch=st.epoch + 1, step=st.step))
         _train(trainer, out, a.time_limit)
 
 
@@ -134,10 +147,14 @@ def cmd_train(a) -> None:
         _check_out(a, out)
         n = sum(p.size for p in trainer.model.parameters())
         c = trainer.model.config
-        what = (f"transformer, {c.layers} layers, {c.heads} heads, d_model {c.d_model}"
-                if c.decoder == "transformer" else f"{c.decoder} decoder, {c.score} score")
-        print(f"{a.task}: {len(trainer.data.train)} training and {len(trainer.data.val)} held-out "
-              f"pairs; {what}, {n:,} parameters ({c.dtype})")
+        what = (_("transformer, {layers} layers, {heads} heads, d_model {d_model}").format(
+                    layers=c.layers, heads=c.heads, d_model=c.d_model)
+                if c.decoder == "transformer" else
+                _("{decoder} decoder, {score} score").format(decoder=c.decoder, score=c.score))
+        print(_("{task}: {n_train} training and {n_val} held-out pairs; {what}, {n:,} "
+                "parameters ({dtype})").format(task=a.task, n_train=len(trainer.data.train),
+                                                n_val=len(trainer.data.val), what=what, n=n,
+                                                dtype=c.dtype))
         _train(trainer, out, a.time_limit)
 
 
@@ -153,34 +170,40 @@ def cmd_demo(a) -> None:
 
 
 def _demo(a, trainer, out, started) -> None:
-    print("Training Bahdanau attention (bidirectional GRU encoder, additive score) to normalise "
-          f"dates:\n{len(trainer.data.train)} training pairs such as "
-          f"{trainer.data.train[0][0]!r} -> {trainer.data.train[0][1]!r}; "
-          f"stop at 99% exact match on {len(trainer.data.val)} held-out dates.")
+    source, target = trainer.data.train[0]
+    print(_("Training Bahdanau attention (bidirectional GRU encoder, additive score) to "
+            "normalise dates:\n{n_train} training pairs such as {source!r} -> {target!r}; stop "
+            "at 99% exact match on {n_val} held-out dates.").format(
+        n_train=len(trainer.data.train), source=source, target=target,
+        n_val=len(trainer.data.val)))
     _train(trainer, out)
     vocabs = trainer.data.src_vocab, trainer.data.tgt_vocab
     wild, wrong = wild_accuracy(trainer.model, *vocabs)
     val = (trainer.state.best or {}).get("val_exact", float("nan"))
-    print(f"\nexact match: {100 * val:.1f}% on {len(trainer.data.val)} held-out generated dates, "
-          f"{100 * wild:.1f}% on {len(wild_dates())} hand-written \"wild\" dates"
-          + "".join(f"\n  wild: {t!r} -> {got!r}, want {want!r}" for t, want, got in wrong))
-    print("\nUnseen dates. Rows: output characters; columns: input characters (<eos> = end "
-          "of sequence);\na dark cell is where the decoder looked while writing that row's "
-          "character.\n")
+    summary = _("exact match: {val:.1f}% on {n_val} held-out generated dates, {wild:.1f}% on "
+                "{n_wild} hand-written \"wild\" dates").format(
+        val=100 * val, n_val=len(trainer.data.val), wild=100 * wild, n_wild=len(wild_dates()))
+    misses = "".join("\n" + _("  wild: {text!r} -> {got!r}, want {want!r}").format(
+        text=t, got=got, want=want) for t, want, got in wrong)
+    print("\n" + summary + misses)
+    print("\n" + _("Unseen dates. Rows: output characters; columns: input characters (<eos> = "
+                   "end of sequence);\na dark cell is where the decoder looked while writing "
+                   "that row's character.") + "\n")
     show(read_dates(trainer.model, *vocabs, DEMO_DATES), *vocabs, True, out)
-    print(f"total time {fmt_time(time.perf_counter() - started)}; try: python -m models translate "
-          f"{out} \"3rd of May 1999\" --beam 4")
+    print(_("total time {time}; try: python -m models translate {out} \"3rd of May 1999\" "
+            "--beam 4").format(time=fmt_time(time.perf_counter() - started), out=out))
 
 
 def cmd_compare(a) -> None:
     cfg = CompareConfig(**{k: getattr(a, k) for k in vars(CompareConfig())})
     writable_folder(a.out)  # before training, not after
     results = compare_length(cfg)
-    print("\nheld-out exact match by source length:\n" + by_length_table(results) + "\n")
+    print("\n" + _("held-out exact match by source length:") + "\n" + by_length_table(results)
+          + "\n")
     print(by_length_text(results))
     path = free_name(a.out, "exact_vs_length", "svg")  # an earlier plot is kept
     by_length_svg(results, path)
-    print(f"plot written to {path}")
+    print(_("plot written to {path}").format(path=path))
 
 
 def cmd_inspect(a) -> None:
@@ -189,32 +212,38 @@ def cmd_inspect(a) -> None:
 
 def cmd_compare_scores(a) -> None:
     cfg = ScoresConfig(**{k: getattr(a, k) for k in vars(ScoresConfig())})
-    print(f"{cfg.task}: {cfg.n_train} training pairs, {cfg.epochs} epochs of batches of "
-          f"{cfg.batch_size} for every score (seed {cfg.seed}); exact match on {cfg.n_val} "
-          "held-out pairs")
+    print(_("{task}: {n_train} training pairs, {epochs} epochs of batches of {batch_size} for "
+            "every score (seed {seed}); exact match on {n_val} held-out pairs").format(
+        task=cfg.task, n_train=cfg.n_train, epochs=cfg.epochs, batch_size=cfg.batch_size,
+        seed=cfg.seed, n_val=cfg.n_val))
     results = compare_scores(cfg)
     print("\n" + scores_table(results))
 
 
 def cmd_compare_models(a) -> None:
     if a.long_len <= a.max_len:
-        raise ValueError(f"compare-models: --long-len must be more than --max-len ({a.max_len}): "
-                         f"the held-out sources longer than any in training, got {a.long_len}")
+        raise ValueError(_("compare-models: --long-len must be more than --max-len ({max_len}): "
+                           "the held-out sources longer than any in training, got "
+                           "{long_len}").format(max_len=a.max_len, long_len=a.long_len))
     cfg = ModelsConfig(**{k: getattr(a, k) for k in vars(ModelsConfig())})
     writable_folder(a.out)  # before training, not after
-    print(f"{cfg.task}: {cfg.n_train} training pairs of lengths {cfg.min_len}..{cfg.max_len}, "
-          f"{cfg.epochs} epochs of batches of {cfg.batch_size} for every model (seed {cfg.seed})")
-    results, trainers, data, _ = compare_models(cfg)
-    print(f"\nheld-out: {cfg.n_val} pairs like the training ones, plus sources of "
-          f"{cfg.max_len + 1}..{cfg.long_len} characters; target {100 * cfg.target:g}% exact\n"
-          + models_table(results, cfg.max_len))
+    print(_("{task}: {n_train} training pairs of lengths {min_len}..{max_len}, {epochs} epochs "
+            "of batches of {batch_size} for every model (seed {seed})").format(
+        task=cfg.task, n_train=cfg.n_train, min_len=cfg.min_len, max_len=cfg.max_len,
+        epochs=cfg.epochs, batch_size=cfg.batch_size, seed=cfg.seed))
+    results, trainers, data = compare_models(cfg)[:3]
+    print("\n" + _("held-out: {n_val} pairs like the training ones, plus sources of "
+                   "{shortest}..{longest} characters; target {target:g}% exact").format(
+        n_val=cfg.n_val, shortest=cfg.max_len + 1, longest=cfg.long_len, target=100 * cfg.target)
+          + "\n" + models_table(results, cfg.max_len))
     text = max((s for s, _ in data.val), key=len)  # the longest held-out example of training length
     maps = attention_maps(trainers, data, text)
     print("\n" + heads_text(maps, data.src_vocab, data.tgt_vocab))
     paths = heads_svg(maps, data.src_vocab, data.tgt_vocab,
                       free_name(a.out, "cross_attention_heads", "svg"),
                       free_name(a.out, "encoder_self_attention", "svg"))
-    print("pictures written to " + " and ".join(paths))
+    print(_("pictures written to {cross} and {encoder}").format(cross=paths[0],
+                                                                  encoder=paths[1]))
 
 
 def estimate_seconds(trainer: Trainer, batches: int = 5) -> float:
@@ -248,11 +277,14 @@ def plan_line(trainer: Trainer, seconds: float) -> str:
     """What a run will do and about how long it takes (at most: it may stop at its target)."""
     cfg, c = trainer.config, trainer.model.config
     minutes = max(1, round(seconds / 60))
-    stop = f", or less: it stops at {100 * cfg.target:g}% held-out exact match" \
-        if cfg.target <= 1 else ""
-    return (f"training {c.decoder} on {cfg.task}: {cfg.epochs} epochs of {len(trainer.src)} pairs, "
-            f"about {minutes} minute{'s' * (minutes != 1)} on this machine (measured on a few "
-            f"batches{stop}); Ctrl-C stops and keeps the checkpoint")
+    stop = _(", or less: it stops at {target:g}% held-out exact match").format(
+        target=100 * cfg.target) if cfg.target <= 1 else ""
+    about = (_("about 1 minute") if minutes == 1 else
+             _("about {minutes} minutes").format(minutes=minutes))
+    return _("training {decoder} on {task}: {epochs} epochs of {n} pairs, {about} on this "
+             "machine (measured on a few batches{stop}); Ctrl-C stops and keeps the "
+             "checkpoint").format(decoder=c.decoder, task=cfg.task, epochs=cfg.epochs,
+                                  n=len(trainer.src), about=about, stop=stop)
 
 
 def main(argv=None) -> int:
@@ -262,10 +294,12 @@ def main(argv=None) -> int:
 
 def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    i18n.set_language(language_of(argv))  # before the parser is built: --help speaks it too
     parser = build_parser()
     a = parser.parse_args(argv)
     if a.command is None:
         a = parser.parse_args(argv + ["demo"])
+    i18n.apply(a)
     if a.command == "train":
         a.given = given_train_options(argv)
     commands = {"demo": cmd_demo, "train": cmd_train, "translate": cmd_translate,
@@ -281,11 +315,11 @@ def _main(argv=None) -> int:
         with contextlib.suppress(ValueError):  # ValueError: not the main thread
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # more Ctrl-C: we are exiting already
         if not isinstance(e, Interrupted):  # training's handler has said it already
-            print("interrupted (Ctrl-C)", file=sys.stderr)
+            print(_("interrupted (Ctrl-C)"), file=sys.stderr)
         return 128 + signum
     except BrokenPipeError:  # the reader went away (`| head`): run_main ends quietly
         raise
     except (CheckpointError, ValueError, FloatingPointError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(_("error: {e}").format(e=e), file=sys.stderr)
         return 2
     return 0

@@ -17,12 +17,16 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from minigrad.draw.common import columns, pad
+from minigrad.i18n import translator
 from models.app.build import build_model
 from models.app.data import make_task
 from models.vocab import pad_batch
 from models.app.train import Trainer
 from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import ModelConfig, Seq2Seq
+
+_ = translator("models")
 
 
 @dataclass
@@ -66,11 +70,11 @@ def compare_length(config: CompareConfig, log=print, time_limit: float | None = 
     data = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len)
     results = {}
     for name, decoder in (("no attention", "plain"), ("attention", "bahdanau")):
-        _, init_rng, train_rng = seeds(c.seed)
+        init_rng, train_rng = seeds(c.seed)[1:]
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), embed=c.embed, hidden=c.hidden,
                          dec_hidden=c.dec_hidden, attn=c.attn, decoder=decoder, dtype=c.dtype)
         trainer = Trainer(build_model(mc, init_rng), data, tc, train_rng)
-        log(f"--- {name} ({decoder} decoder)")
+        log(_("--- {name} ({decoder} decoder)").format(name=_(name), decoder=decoder))
         trainer.run(log=log, time_limit=time_limit)
         results[name] = exact_by_length(trainer.model, data, data.val, trainer.decode_len)
     return results
@@ -122,7 +126,7 @@ def compare_scores(config: ScoresConfig, log=print, runs=SCORE_RUNS) -> dict:
     data = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len)
     results = {}
     for name, decoder, score in runs:
-        _, init_rng, train_rng = seeds(c.seed)
+        init_rng, train_rng = seeds(c.seed)[1:]
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), embed=c.embed, hidden=c.hidden,
                          dec_hidden=2 * c.hidden, attn=c.attn, decoder=decoder, score=score,
                          dtype=c.dtype)
@@ -141,10 +145,17 @@ def compare_scores(config: ScoresConfig, log=print, runs=SCORE_RUNS) -> dict:
 
 
 def scores_table(results: dict) -> str:
-    """One row per score: the held-out figures of the weights kept (and their epoch)."""
-    lines = [f"{'score':<20} {'exact match':>11} {'token acc':>10} {'epoch kept':>10} "
-             f"{'train time':>11} {'parameters':>11}"]
+    """One row per score: the held-out figures of the weights kept (and their epoch). Each
+    column is as wide as its header in terminal columns, in any language, and at least its
+    English width; the first is left-aligned, the others right-aligned."""
+    heads = (_("score"), _("exact match"), _("token acc"), _("epoch kept"), _("train time"),
+             _("parameters"))
+    widths = [max(w, columns(h)) for w, h in zip((20, 11, 10, 10, 11, 11), heads)]
+    line = lambda cells: " ".join(pad(c, w, right=i > 0)
+                                  for i, (c, w) in enumerate(zip(cells, widths)))
+    lines = [line(heads)]
     for name, r in results.items():
-        lines.append(f"{name:<20} {100 * r['exact']:10.1f}% {100 * r['token_acc']:9.1f}% "
-                     f"{r.get('epoch', '-'):>10} {r['seconds']:10.1f}s {r['params']:>11,}")
+        lines.append(line((name, f"{100 * r['exact']:.1f}%", f"{100 * r['token_acc']:.1f}%",
+                           str(r.get("epoch", "-")), f"{r['seconds']:.1f}s",
+                           f"{r['params']:,}")))
     return "\n".join(lines)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import minigrad as mg
+from minigrad.draw.common import columns, pad
+from minigrad.i18n import translator
 from models.vocab import BOS, pad_batch
 from models.app.build import build_model
 from models.app.compare import exact_by_length
@@ -28,6 +30,8 @@ from models.app.data import TASKS, make_task
 from models.app.train import Trainer
 from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import ModelConfig, Seq2Seq
+
+_ = translator("models")
 
 
 @dataclass
@@ -109,18 +113,23 @@ def compare_models(config: ModelsConfig, log=print, models=MODELS) -> tuple:
 
 
 def models_table(results: dict, max_len: int) -> str:
-    """The comparison as a text table; source lengths > ``max_len`` are marked *."""
+    """The comparison as a text table; source lengths > ``max_len`` are marked *. Each column
+    is as wide as its header in terminal columns, in any language (at least its English width)."""
     lengths = sorted({n for r in results.values() for n in r["by_length"]})
-    head = (f"{'model':<12} {'params':>7} {'train s':>8} {'to target':>9} {'exact':>6} "
-            f"{'decode/s':>9}  ")
-    lines = [head + "exact match (%) by source length (* longer than training)",
-             " " * len(head) + " ".join(f"{n:>4}{'*' if n > max_len else ' '}" for n in lengths)]
+    heads = (_("model"), _("params"), _("train s"), _("to target"), _("exact"), _("decode/s"))
+    widths = [max(w, columns(h)) for w, h in zip((12, 7, 8, 9, 6, 9), heads)]
+    line = lambda cells: " ".join(pad(c, w, right=i > 0)
+                                  for i, (c, w) in enumerate(zip(cells, widths))) + "  "
+    head = line(heads)
+    lines = [head + _("exact match (%) by source length (* longer than training)"),
+             " " * columns(head) + " ".join(f"{n:>4}{'*' if n > max_len else ' '}"
+                                            for n in lengths)]
     for name, r in results.items():
-        to = f"{r['to_target']:8.1f}s" if r["to_target"] is not None else "  not met"
+        to = f"{r['to_target']:.1f}s" if r["to_target"] is not None else _("not met")
         cells = " ".join(f"{100 * r['by_length'][n]:4.0f} " if n in r["by_length"] else "   - "
                          for n in lengths)
-        lines.append(f"{name:<12} {r['params']:>7,} {r['seconds']:7.1f}s {to:>9} "
-                     f"{100 * r['exact']:5.1f}% {r['speed']:9.0f}  {cells}")
+        lines.append(line((name, f"{r['params']:,}", f"{r['seconds']:.1f}s", to,
+                           f"{100 * r['exact']:.1f}%", f"{r['speed']:.0f}")) + cells)
     return "\n".join(lines)
 
 

@@ -16,10 +16,13 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
+from minigrad.i18n import translator
+
 from models.app import dates
 from models.app.dates import date_pairs
 from models.vocab import Vocab, pad_batch
 
+_ = translator("models")
 Pairs = list[tuple[str, str]]
 
 
@@ -32,7 +35,8 @@ def _random_strings(rng: np.random.Generator, n: int, min_len: int, max_len: int
                     alphabet: str) -> list[str]:
     """n strings, lengths uniform in [min_len, max_len], characters uniform over alphabet."""
     if not 1 <= min_len <= max_len:
-        raise ValueError(f"need 1 <= min_len <= max_len, got min_len={min_len}, max_len={max_len}")
+        raise ValueError(_("need 1 <= min_len <= max_len, got min_len={min_len}, "
+                           "max_len={max_len}").format(min_len=min_len, max_len=max_len))
     lengths = rng.integers(min_len, max_len + 1, size=n)
     return ["".join(alphabet[i] for i in rng.integers(0, len(alphabet), size=k)) for k in lengths]
 
@@ -95,19 +99,22 @@ def make_task(name: str, rng: np.random.Generator, n_train: int, n_val: int,
     ValueError when the lengths allow too few distinct sources.
     """
     if name not in TASKS:
-        raise ValueError(f"make_task: unknown task {name!r}; choose from {sorted(TASKS)}")
+        raise ValueError(_("make_task: unknown task {name!r}; choose from {tasks}").format(
+            name=name, tasks=sorted(TASKS)))
     if n_train < 0 or n_val < 0:
-        raise ValueError(f"make_task: negative size n_train={n_train}, n_val={n_val}")
+        raise ValueError(_("make_task: negative size n_train={n_train}, n_val={n_val}").format(
+            n_train=n_train, n_val=n_val))
     task, need = TASKS[name], n_train + n_val
     pairs: dict[str, str] = {}  # source -> target, in order of first draw
-    for _ in range(max_rounds):
+    for _round in range(max_rounds):
         if len(pairs) >= need:
             break
         for src, tgt in task.generate(rng, need - len(pairs), min_len, max_len):
             pairs.setdefault(src, tgt)
     if len(pairs) < need:
-        raise ValueError(f"make_task({name!r}): only {len(pairs)} distinct sources after "
-                         f"{max_rounds} rounds, need {need}; widen min_len..max_len")
+        raise ValueError(_("make_task({name!r}): only {found} distinct sources after {rounds} "
+                           "rounds, need {need}; widen min_len..max_len").format(
+                               name=name, found=len(pairs), rounds=max_rounds, need=need))
     items = list(pairs.items())
     return TaskData(name, Vocab(task.src_alphabet), Vocab(task.tgt_alphabet),
                     items[:n_train], items[n_train:need])
@@ -128,9 +135,10 @@ def batches(pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
             shuffle: bool = True) -> Iterator[Batch]:
     """One epoch of batches; the last one may be smaller. Shuffling needs ``rng``."""
     if batch_size < 1:
-        raise ValueError(f"batches: batch_size must be >= 1, got {batch_size}")
+        raise ValueError(_("batches: batch_size must be >= 1, got {batch_size}").format(
+            batch_size=batch_size))
     if shuffle and rng is None:
-        raise ValueError("batches: shuffle=True needs rng=np.random.default_rng(seed)")
+        raise ValueError(_("batches: shuffle=True needs rng=np.random.default_rng(seed)"))
     order = rng.permutation(len(pairs)) if shuffle else np.arange(len(pairs))  # (len(pairs),)
     for start in range(0, len(pairs), batch_size):
         chunk = [pairs[i] for i in order[start: start + batch_size]]

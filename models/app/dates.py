@@ -33,6 +33,10 @@ import string
 
 import numpy as np
 
+from minigrad.i18n import translator
+
+_ = translator("models")  # the refusals only: the dates, month names and forms are data
+
 DATE_MIN, DATE_MAX = dt.date(1950, 1, 1), dt.date(2049, 12, 31)  # two-digit years; both included
 WIDE_MIN, WIDE_MAX = dt.date(1000, 1, 1), dt.date(9999, 12, 31)  # four-digit years
 PIVOT = 50  # yy >= PIVOT -> 19yy, else 20yy
@@ -147,12 +151,14 @@ def _named(rng: np.random.Generator, d: dt.date, form: str) -> str:
 def date_text(rng: np.random.Generator, d: dt.date, form: str, case: str = "as written") -> str:
     """``d`` written in ``form`` (one of FORMS), parts drawn from ``rng``, in letter ``case``."""
     if form not in FORMS:
-        raise ValueError(f"date_text: unknown form {form!r}; choose from {FORMS}")
+        raise ValueError(_("date_text: unknown form {form!r}; choose from {forms}").format(
+            form=form, forms=FORMS))
     if case not in CASES:
-        raise ValueError(f"date_text: unknown case {case!r}; choose from {CASES}")
+        raise ValueError(_("date_text: unknown case {case!r}; choose from {cases}").format(
+            case=case, cases=CASES))
     if form == "month-first" and d.day <= 12:
-        raise ValueError(f"date_text: month-first needs a day above 12 (else it reads day "
-                         f"first), got {d.isoformat()}")
+        raise ValueError(_("date_text: month-first needs a day above 12 (else it reads day "
+                           "first), got {date}").format(date=d.isoformat()))
     named = form in ("day month", "month day", "d-mon-y")
     text = _named(rng, d, form) if named else _numeric(rng, d, form)
     if _chance(rng, 0.4 if named else 0.1):

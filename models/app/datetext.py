@@ -27,8 +27,12 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 
+from minigrad.i18n import translator
+
 from models.app.dates import MONTHS, WEEKDAY_ABBREVS, WEEKDAYS, two_digit_year
 from models.vocab import pad_batch
+
+_ = translator("models")  # what translate tells the user; the dates it reads are never translated
 
 CONVENTIONS = ("day-first", "month-first")
 _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2010": "-", "\u2011": "-",
@@ -113,8 +117,9 @@ def missing(text: str) -> str | None:
     if not words and numbers == 1 and bad and len(bad[0]) == 8:
         return None  # 20230815: year, month and day in one run of digits
     if bad:
-        return (f"the year {bad[0]} is outside 1000-9999, the years the model reads" if
-                len(bad[0]) <= 5 else f"{bad[0]} is no year, month or day the model reads")
+        return (_("the year {year} is outside 1000-9999, the years the model reads") if
+                len(bad[0]) <= 5 else
+                _("{year} is no year, month or day the model reads")).format(year=bad[0])
     if words:  # a month name, so a day and a year besides it; a plain number fills either
         day = days > 0 or len(small) > 0
         year = years > 0 or len(small) >= (1 if days else 2)
@@ -131,20 +136,24 @@ def _absent(parts: list) -> str | None:
     """The refusal for a text without ``parts`` (["year", "day"], say)."""
     if not parts:
         return None
-    named = ["no " + p for p in parts]
-    named = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
-    return (f"it names {named}, so the model would make {'them' if len(parts) > 1 else 'it'} "
-            "up: write the whole date (e.g. 3 May 2024)")
+    words = {"year": _("year"), "month": _("month"), "day": _("day")}
+    template = [_("it names no {a}, so the model would make it up: write the whole date "
+                  "(e.g. 3 May 2024)"),
+                _("it names no {a} and no {b}, so the model would make them up: write the "
+                  "whole date (e.g. 3 May 2024)"),
+                _("it names no {a}, no {b} and no {c}, so the model would make them up: write "
+                  "the whole date (e.g. 3 May 2024)")][len(parts) - 1]
+    return template.format(**dict(zip("abc", (words[p] for p in parts))))
 
 
 def calendar_error(iso: str) -> str | None:
     """None when ``iso`` is a real calendar date written YYYY-MM-DD, else what is wrong."""
     if not _ISO.fullmatch(iso):
-        return "not of the form YYYY-MM-DD"
+        return _("not of the form YYYY-MM-DD")
     try:
         dt.date.fromisoformat(iso)
     except ValueError as e:
-        return f"not a calendar date ({e})"
+        return _("not a calendar date ({error})").format(error=e)
     return None
 
 
@@ -165,17 +174,21 @@ def _notes(text: str, seen: str, convention: str) -> list:
     notes, clean = [], normalise(text)
     clean, time = split_time(clean)
     if clean + time != text:
-        notes.append(f"normalised to {clean + time!r} (spaces, quotes and dashes)")
+        notes.append(_("normalised to {text!r} (spaces, quotes and dashes)").format(
+            text=clean + time))
     if time:
-        notes.append(f"the time {time.strip()!r} is not read: only the date {clean!r} is")
+        notes.append(_("the time {time!r} is not read: only the date {date!r} is").format(
+            time=time.strip(), date=clean))
     amb = ambiguity(clean)
     if amb is not None:
         if convention == "day-first":
-            notes.append(f"ambiguous: read day first as {amb.day_first} (the default); "
-                         f"--month-first reads it as {amb.month_first}")
+            notes.append(_("ambiguous: read day first as {day_first} (the default); "
+                           "--month-first reads it as {month_first}").format(
+                               day_first=amb.day_first, month_first=amb.month_first))
         else:
-            notes.append(f"ambiguous: read month first as {amb.month_first} (--month-first; "
-                         f"rewritten as {seen!r}); day first it would be {amb.day_first}")
+            notes.append(_("ambiguous: read month first as {month_first} (--month-first; "
+                           "rewritten as {seen!r}); day first it would be {day_first}").format(
+                               month_first=amb.month_first, seen=seen, day_first=amb.day_first))
     return notes
 
 
@@ -183,13 +196,16 @@ def read_dates(model, src_vocab, tgt_vocab, texts, beam: int = 0, length_penalty
                max_len: int = 64, convention: str = "day-first") -> list:
     """A ``Reading`` per text: normalised, rewritten for ``convention``, decoded, checked."""
     if convention not in CONVENTIONS:
-        raise ValueError(f"read_dates: convention must be one of {CONVENTIONS}, got {convention!r}")
+        raise ValueError(_("read_dates: convention must be one of {conventions}, got "
+                           "{convention!r}").format(conventions=CONVENTIONS,
+                                                    convention=convention))
     seen = [split_time(normalise(t))[0] for t in texts]
     if convention == "month-first":
         seen = [month_first(s) for s in seen]
     for t, s in zip(texts, seen):
         if not s:
-            raise ValueError(f"translate: {t!r} holds no text once spaces are removed")
+            raise ValueError(_("translate: {text!r} holds no text once spaces are removed")
+                             .format(text=t))
     refused = [missing(s) for s in seen]
     read = [k for k, why in enumerate(refused) if why is None]  # the texts the model reads
     readings = [Reading(t, s, "", None, [], False, why) for t, s, why in zip(texts, seen, refused)]
@@ -208,17 +224,21 @@ def read_dates(model, src_vocab, tgt_vocab, texts, beam: int = 0, length_penalty
             out = model.beam(src[b:b + 1], beam, length_penalty, max_len, mask[b:b + 1],
                              accept=is_date)[0]
             if is_date(out.tokens):
-                r.notes.append(f"the most likely output {r.output!r} is {error}; shown: the best "
-                               f"of the {beam} beam hypotheses that is a real date")
+                r.notes.append(_("the most likely output {output!r} is {error}; shown: the best "
+                                 "of the {beam} beam hypotheses that is a real date").format(
+                                     output=r.output, error=error, beam=beam))
                 r.output, r.translation, error = tgt_vocab.decode(out.tokens), out, None
         amb = ambiguity(split_time(normalise(r.text))[0])
         want = amb and (amb.day_first if convention == "day-first" else amb.month_first)
         if error is None and want and r.output != want:
-            r.notes.append(f"WARNING: the model wrote {r.output!r}, not this reading: do not trust it")
+            r.notes.append(_("WARNING: the model wrote {output!r}, not this reading: do not "
+                             "trust it").format(output=r.output))
         if error is not None:
             r.valid = False
-            which = f"none of the {beam} beam hypotheses is a real date; the best " if beam else ""
-            r.notes.append(f"WARNING: {which}{r.output!r} is {error}: do not trust it")
+            warning = (_("WARNING: none of the {beam} beam hypotheses is a real date; the best "
+                         "{output!r} is {error}: do not trust it") if beam else
+                       _("WARNING: {output!r} is {error}: do not trust it"))
+            r.notes.append(warning.format(beam=beam, output=r.output, error=error))
     return readings
 
 
@@ -230,7 +250,8 @@ def wild_dates() -> list:
         if line.strip() and not line.startswith("#"):
             text, sep, answer = line.partition("\t")
             if not sep or calendar_error(answer) is not None:
-                raise ValueError(f"wild_dates.tsv line {n}: want 'text<TAB>YYYY-MM-DD', got {line!r}")
+                raise ValueError(_("wild_dates.tsv line {n}: want 'text<TAB>YYYY-MM-DD', got "
+                                   "{line!r}").format(n=n, line=line))
             pairs.append((text, answer))
     return pairs
 
@@ -239,6 +260,6 @@ def wild_accuracy(model, src_vocab, tgt_vocab, pairs=None) -> tuple:
     """(exact-match rate, [(text, want, got) wrong]) of greedy reading on the wild set."""
     pairs = wild_dates() if pairs is None else pairs
     readings = read_dates(model, src_vocab, tgt_vocab, [t for t, _ in pairs])
-    wrong = [(t, want, r.output or f"(refused: {r.refused})") for (t, want), r
+    wrong = [(t, want, r.output or _("(refused: {why})").format(why=r.refused)) for (t, want), r
              in zip(pairs, readings) if r.output != want]
     return 1 - len(wrong) / len(pairs), wrong

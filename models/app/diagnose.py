@@ -29,6 +29,8 @@ import numpy as np
 
 import minigrad as mg
 from minigrad.draw import line_plot_svg, line_plot_text
+from minigrad.draw.common import pad
+from minigrad.i18n import translator
 from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.data import make_task
 from models.app.pictures import diagonality
@@ -37,16 +39,23 @@ from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import decoder_inputs, masked_cross_entropy
 from models.vocab import pad_batch
 
+_ = translator("models")
+
 EXPECTED = {"copy": "diagonal", "reverse": "anti-diagonal"}
 SHAPE, UNIFORM, LAZY, GRAD_SHARE = 0.8, 0.9, 0.5, 0.1   # the thresholds of the verdicts
 
 
 @dataclass
 class Check:
-    name: str
+    name: str      # one of NAMES, in English (the report shows it translated)
     value: str
-    verdict: str   # "pass", "FLAG" or "info"
-    words: str
+    verdict: str   # "pass", "FLAG" or "info" (the report shows it translated)
+    words: str     # in the language of the messages
+
+
+NAMES = ("diagonality", "monotonicity", "lazy attention", "padding", "entropy",
+         "gradient through attention")
+VERDICTS = ("pass", "FLAG", "info")
 
 
 def split_gradients(model, src, src_mask, tgt, tgt_mask) -> tuple:
@@ -110,44 +119,49 @@ def _shape_checks(task: str, m: dict) -> list:
         best = a[:n, :S].argmax(-1)                                       # (n,)
         moves += list(np.diff(best) < 0 if anti else np.diff(best) > 0)
     d, mono = float(np.mean(diag)), float(np.mean(moves)) if moves else 1.0
-    kind = expect or "diagonal"
-    mono_word = "backward" if anti else "forward"
     if expect is None:
-        return [Check("diagonality", f"{d:.1%}", "info", f"not expected for {task} (the output "
-                      "reorders the source)"),
-                Check("monotonicity", f"{mono:.1%}", "info", "steps whose argmax moves forward; "
-                      "not expected")]
+        reorders = _("not expected for {task} (the output reorders the source)").format(task=task)
+        return [Check("diagonality", f"{d:.1%}", "info", reorders),
+                Check("monotonicity", f"{mono:.1%}", "info",
+                      _("steps whose argmax moves forward; not expected"))]
+    where = (_("rows whose largest weight is on the anti-diagonal") if anti else
+             _("rows whose largest weight is on the diagonal"))
+    unlearned = _("{where}: expected for {task}, so the alignment has not been learned").format(
+        where=where, task=task)
+    steps = (_("steps whose argmax moves backward") if anti else
+             _("steps whose argmax moves forward"))
     return [Check("diagonality", f"{d:.1%}", "pass" if d >= SHAPE else "FLAG",
-                  f"rows whose largest weight is on the {kind}" + ("" if d >= SHAPE else
-                  f": expected for {task}, so the alignment has not been learned")),
-            Check("monotonicity", f"{mono:.1%}", "pass" if mono >= SHAPE else "FLAG",
-                  f"steps whose argmax moves {mono_word}")]
+                  where if d >= SHAPE else unlearned),
+            Check("monotonicity", f"{mono:.1%}", "pass" if mono >= SHAPE else "FLAG", steps)]
 
 
 def checks(task: str, m: dict) -> list:
     """One ``Check`` per question of source 003 §6."""
     out = _shape_checks(task, m)
     lazy = m["eos_mass"] > LAZY
-    out.append(Check("lazy attention", f"{m['eos_mass']:.1%} on <eos>", "FLAG" if lazy else "pass",
-                     "LAZY: the weight sits on <eos>, not on the words being translated"
-                     if lazy else "mean weight on the source's <eos> before the last step"))
+    out.append(Check("lazy attention", _("{share:.1%} on <eos>").format(share=m["eos_mass"]),
+                     "FLAG" if lazy else "pass",
+                     _("LAZY: the weight sits on <eos>, not on the words being translated")
+                     if lazy else _("mean weight on the source's <eos> before the last step")))
     pad_ok = m["pad_mass"] <= 1e-12
-    out.append(Check("padding", f"max {m['pad_mass']:.1e}", "pass" if pad_ok else "FLAG",
-                     "no weight on padding" if pad_ok else "weight on padding: the mask is "
-                     "not applied"))
+    out.append(Check("padding", _("max {mass:.1e}").format(mass=m["pad_mass"]),
+                     "pass" if pad_ok else "FLAG", _("no weight on padding") if pad_ok else
+                     _("weight on padding: the mask is not applied")))
     e = m["entropy"]
     verdict = "FLAG" if e > UNIFORM else ("info" if e > 0.5 else "pass")
-    out.append(Check("entropy", f"{e:.2f} of uniform", verdict,
-                     "UNIFORM: the weights are spread evenly; the model is untrained or does not "
-                     "use its attention" if e > UNIFORM else
-                     ("diffuse: many rows spread their weight" if e > 0.5 else "focused")))
+    out.append(Check("entropy", _("{e:.2f} of uniform").format(e=e), verdict,
+                     _("UNIFORM: the weights are spread evenly; the model is untrained or does "
+                       "not use its attention") if e > UNIFORM else
+                     (_("diffuse: many rows spread their weight") if e > 0.5 else _("focused"))))
     share = m["att_share"]
+    words = (_("of ‖∂L/∂h_j‖ comes through the attention reads -- almost none: the decoder "
+               "does not use the attention") if share < GRAD_SHARE else
+             _("of ‖∂L/∂h_j‖ comes through the attention reads, the rest through the recurrent "
+               "state") if m["grad_rec"].any() else
+             _("of ‖∂L/∂h_j‖ comes through the attention reads; this decoder has no recurrent "
+               "state"))
     out.append(Check("gradient through attention", f"{share:.1%}",
-                     "FLAG" if share < GRAD_SHARE else "pass",
-                     "of ‖∂L/∂h_j‖ comes through the attention reads" +
-                     (" -- almost none: the decoder does not use the attention" if
-                      share < GRAD_SHARE else ", the rest through the recurrent state"
-                      if m["grad_rec"].any() else "; this decoder has no recurrent state")))
+                     "FLAG" if share < GRAD_SHARE else "pass", words))
     return out
 
 
@@ -157,12 +171,13 @@ def inspect_run(run: str, n: int = 200, svg: bool = True) -> tuple:
     model, src_vocab, tgt_vocab, index = load_checkpoint(run)
     model.eval()  # α as the model reads at evaluation: no attention dropout (which needs an rng)
     if "train" not in index:
-        raise CheckpointError(f"inspect: {run} was not saved by training: its task and held-out "
-                              "pairs are unknown")
+        raise CheckpointError(_("inspect: {run} was not saved by training: its task and "
+                                "held-out pairs are unknown").format(run=run))
     if model.config.decoder == "plain":
-        raise ValueError(f"inspect: {run} has no attention (decoder 'plain'): nothing to inspect")
+        raise ValueError(_("inspect: {run} has no attention (decoder 'plain'): nothing to "
+                           "inspect").format(run=run))
     if n < 1:
-        raise ValueError(f"inspect: --n must be at least 1, got {n}")
+        raise ValueError(_("inspect: --n must be at least 1, got {n}").format(n=n))
     c = TrainConfig.from_dict(index["train"])
     data = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len)
     m = measure(model, src_vocab, tgt_vocab, data.val[:n])
@@ -173,20 +188,22 @@ def inspect_run(run: str, n: int = 200, svg: bool = True) -> tuple:
 def report(run: str, task: str, m: dict, svg_dir: str | None = None) -> tuple:
     """The printed report (checks, overall verdict, curves) and the SVG files written."""
     cs = checks(task, m)
-    lines = [f"{run}: {task}, {len(m['S'])} held-out pairs, teacher forcing", ""]
-    lines += [f"  {c.name:<27} {c.value:>16}  {c.verdict:<4}  {c.words}" for c in cs]
-    flagged = [c.name for c in cs if c.verdict == "FLAG"]
-    lines += ["", "verdict: " + ("healthy: every check passes" if not flagged else
-                                  "FLAGGED (" + ", ".join(flagged) + ")")]
+    lines = [_("{run}: {task}, {n} held-out pairs, teacher forcing").format(
+        run=run, task=task, n=len(m["S"])), ""]
+    lines += [f"  {pad(_(c.name), 27)} {pad(c.value, 16, right=True)}  {pad(_(c.verdict), 4)}"
+              f"  {c.words}" for c in cs]  # padded to terminal columns: any language aligns
+    flagged = [_(c.name) for c in cs if c.verdict == "FLAG"]
+    lines += ["", _("verdict: healthy: every check passes") if not flagged else
+              _("verdict: FLAGGED ({checks})").format(checks=", ".join(flagged))]
     steps = np.arange(1, len(m["entropy_per_step"]) + 1)
     pos = np.arange(1, len(m["grad_att"]) + 1)
     plots = {"entropy": ({"H_t / log S_b": (steps, m["entropy_per_step"])},
-                         "entropy of α_t per decoder step (1 = uniform)", "decoder step t",
-                         "normalised entropy", (0.0, 1.05)),
-             "gradient": ({"through attention": (pos, m["grad_att"]),
-                           "through the recurrent state": (pos, m["grad_rec"])},
-                          "‖∂L/∂h_j‖ per encoder position j", "source position j",
-                          "mean gradient norm", None)}
+                         _("entropy of α_t per decoder step (1 = uniform)"), _("decoder step t"),
+                         _("normalised entropy"), (0.0, 1.05)),
+             "gradient": ({_("through attention"): (pos, m["grad_att"]),
+                           _("through the recurrent state"): (pos, m["grad_rec"])},
+                          _("‖∂L/∂h_j‖ per encoder position j"), _("source position j"),
+                          _("mean gradient norm"), None)}
     files = []
     for name, (series, title, xl, yl, ylim) in plots.items():
         lines += ["", line_plot_text(series, width=76, height=14, title=title, xlabel=xl,
@@ -196,5 +213,5 @@ def report(run: str, task: str, m: dict, svg_dir: str | None = None) -> tuple:
             line_plot_svg(series, path=path, title=title, xlabel=xl, ylabel=yl, ylim=ylim,
                           markers=True)
             files.append(path)
-            lines.append(f"wrote {path}")
+            lines.append(_("wrote {path}").format(path=path))
     return "\n".join(lines), cs, files

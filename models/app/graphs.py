@@ -14,12 +14,15 @@ import os
 
 import numpy as np
 
+from minigrad.i18n import translator
 from minigrad.tensor import Tensor
 from minigrad.viz import draw_graph, trace
 from models.app.runs import free_name
 from models.recurrent import GRUCell
 from models.seq2seq import ModelConfig, Seq2Seq
 from models.vocab import PAD
+
+_ = translator("models")
 
 EXTENSIONS = {"svg": "svg", "dot": "dot", "mermaid": "mmd", "text": "txt"}
 
@@ -35,7 +38,7 @@ def gru_step(fmt: str = "svg", path=None, input_size: int = 2, hidden: int = 3,
         h_next = cell(x, h)                                                # (B, H)
         loss = h_next.sum()
         loss.backward()
-    title = "One GRU step: r|z = σ(gi + gh), n = tanh(gi_n + r ⊙ gh_n), h' = n + z ⊙ (h − n)"
+    title = _("One GRU step: r|z = σ(gi + gh), n = tanh(gi_n + r ⊙ gh_n), h' = n + z ⊙ (h − n)")
     return draw_graph(loss, fmt, path, trace=tr, names={"x": x, "h": h, "h'": h_next, "L": loss},
                       title=title)
 
@@ -65,15 +68,16 @@ def cmd_graph(a) -> None:
     ext = EXTENSIONS[a.fmt]
     path = free_name(a.out, "gru_step", ext)
     gru_step(a.fmt, path)
-    print(f"wrote {path}")
+    print(_("wrote {path}").format(path=path))
     rng = np.random.default_rng(a.seed)
     model = Seq2Seq(ModelConfig(a.vocab, a.vocab, dtype="float32"), rng)  # default sizes, core
     src, src_mask, tgt, tgt_mask = demo_batch(rng, a.batch, a.length, a.vocab)
-    title = (f"Seq2seq training loss (B={a.batch}, S=T={a.length}, vocab {a.vocab}), "
-             f"collapsed: one box per module call and decoder step")
+    title = _("Seq2seq training loss (B={batch}, S=T={length}, vocab {vocab}), collapsed: one "
+              "box per module call and decoder step").format(batch=a.batch, length=a.length,
+                                                             vocab=a.vocab)
     path = free_name(a.out, "seq2seq_loss", ext)
     text = loss_graph(model, src, tgt, src_mask, tgt_mask, a.fmt, path, title=title)
-    print(f"wrote {path}")
+    print(_("wrote {path}").format(path=path))
     if a.fmt != "text":
         text = loss_graph(model, src, tgt, src_mask, tgt_mask, "text", expand=(), title=title)
     print(text)

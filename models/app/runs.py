@@ -35,6 +35,7 @@ import time
 
 from minigrad.draw.console import closed_pipe
 from minigrad.files import TMP_PREFIX
+from minigrad.i18n import translator
 from models.app.checkpoint import INDEX, is_index, remove_strays
 
 try:
@@ -42,11 +43,14 @@ try:
 except ImportError:  # Windows: no advisory locks; runs are still claimed by mkdir
     fcntl = None
 
+_ = translator("models")
+
 LOCK = ".lock"
 RUN_FILES = (INDEX, "weights-*.npz", "optimizer-*.npz", "best-weights*.npz", "training.svg", "alignment-*.svg",
              "inspect-*.svg", LOCK, TMP_PREFIX + "*")  # what a run writes into its folder
+# What stops a training run, and how it is reported (the words shown translated: _(...)).
 SIGNALS = {"SIGINT": "interrupted (Ctrl-C)", "SIGTERM": "terminated (SIGTERM)",
-           "SIGHUP": "hung up (SIGHUP)"}  # what stops a training run, and how it is reported
+           "SIGHUP": "hung up (SIGHUP)"}
 
 
 class FolderInUse(ValueError):
@@ -63,13 +67,15 @@ def writable_folder(folder) -> str:
     minutes only to fail at the first checkpoint. Raises ValueError saying why not."""
     folder = os.fspath(folder)
     if os.path.exists(folder) and not os.path.isdir(folder):
-        raise ValueError(f"{folder} is a file, not a folder: choose another folder")
+        raise ValueError(_("{folder} is a file, not a folder: choose another folder").format(
+            folder=folder))
     try:
         os.makedirs(folder, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        raise ValueError(f"cannot write into {folder} ({e.strerror or e})") from None
+        raise ValueError(_("cannot write into {folder} ({reason})").format(
+            folder=folder, reason=e.strerror or e)) from None
     return folder
 
 
@@ -90,10 +96,13 @@ def check_owned(folder) -> None:
     names = sorted(os.listdir(folder))
     if names and not is_index(os.path.join(folder, INDEX)):
         shown = ", ".join(names[:3]) + (" …" if len(names) > 3 else "")
-        what = "no checkpoint index that" if INDEX in names else f"no {INDEX}"
-        raise NotARunFolder(f"{folder} is not empty and holds {what} this program wrote, so it "
-                            f"is not a run folder ({shown}); a run never writes into it: choose "
-                            "a new or empty folder")
+        message = (_("{folder} is not empty and holds no checkpoint index that this program "
+                     "wrote, so it is not a run folder ({shown}); a run never writes into it: "
+                     "choose a new or empty folder") if INDEX in names else
+                   _("{folder} is not empty and holds no {index} this program wrote, so it is "
+                     "not a run folder ({shown}); a run never writes into it: choose a new or "
+                     "empty folder"))
+        raise NotARunFolder(message.format(folder=folder, shown=shown, index=INDEX))
 
 
 def fresh_folder(base) -> str:
@@ -109,16 +118,24 @@ def fresh_folder(base) -> str:
         except FileExistsError:
             continue
         except OSError as e:
-            raise ValueError(f"cannot create the folder {path} ({e.strerror or e})") from None
-    raise ValueError(f"no free folder next to {base} (tried {base}-2 … {base}-9999)")
+            raise ValueError(_("cannot create the folder {path} ({reason})").format(
+                path=path, reason=e.strerror or e)) from None
+    raise ValueError(_("no free folder next to {base} (tried {base}-2 … {base}-9999)").format(
+        base=base))
 
 
 def _holder(path: str) -> str:
     try:
         with open_lock(path, os.O_RDONLY) as fd:
-            return os.read(fd, 300).decode(errors="replace").strip() or "another process"
+            return os.read(fd, 300).decode(errors="replace").strip() or _("another process")
     except (OSError, ValueError):
-        return "another process"
+        return _("another process")
+
+
+def _in_use(folder: str, path: str) -> str:
+    """The refusal of ``folder``, whose lock at ``path`` another run holds, naming that run."""
+    return _("{folder} is in use by another run ({holder}); wait for it to finish, or choose "
+             "another folder").format(folder=folder, holder=_holder(path))
 
 
 @contextlib.contextmanager
@@ -128,8 +145,8 @@ def open_lock(path: str, flags: int):
     fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotARunFolder(f"{path} is not a regular file, so it is not a run's lock: "
-                                "choose another folder")
+            raise NotARunFolder(_("{path} is not a regular file, so it is not a run's lock: "
+                                  "choose another folder").format(path=path))
         yield fd
     finally:
         os.close(fd)
@@ -143,11 +160,10 @@ def _refuse_if_held(folder: str, path: str) -> None:
         with open_lock(path, os.O_RDONLY) as fd:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # released when fd is closed
     except BlockingIOError:
-        raise FolderInUse(f"{folder} is in use by another run ({_holder(path)}); wait for "
-                          "it to finish, or choose another folder") from None
+        raise FolderInUse(_in_use(folder, path)) from None
     except OSError as e:  # a symlink named .lock (ELOOP) or an unreadable one
-        raise NotARunFolder(f"cannot use {path} as a run's lock ({e.strerror or e}): choose "
-                            "another folder") from None
+        raise NotARunFolder(_("cannot use {path} as a run's lock ({reason}): choose another "
+                              "folder").format(path=path, reason=e.strerror or e)) from None
 
 
 @contextlib.contextmanager
@@ -170,8 +186,7 @@ def run_lock(folder):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                raise FolderInUse(f"{folder} is in use by another run ({_holder(path)}); wait "
-                                  "for it to finish, or choose another folder") from None
+                raise FolderInUse(_in_use(folder, path)) from None
             try:  # the file may have been removed by the holder that just let go: lock the new one
                 if os.stat(path).st_ino == os.fstat(fd).st_ino:
                     break
@@ -208,7 +223,7 @@ class Interrupted(KeyboardInterrupt):
     """Training stopped by the signal ``signum`` (its checkpoint written, or aborted)."""
 
     def __init__(self, signum: int):
-        super().__init__(SIGNALS[signal.Signals(signum).name])
+        super().__init__(_(SIGNALS[signal.Signals(signum).name]))
         self.signum = signum
 
 
@@ -260,7 +275,8 @@ def stop_on_signals():
             raise Interrupted(signum)
         stop.reason, stop.signum = signal.Signals(signum).name, signum
         again = "Ctrl-C" if signum == signal.SIGINT else stop.reason
-        _say(f"\n{SIGNALS[stop.reason]}: checkpointing after this batch ({again} again to abort)")
+        _say("\n" + _("{signal}: checkpointing after this batch ({again} again to abort)").format(
+            signal=_(SIGNALS[stop.reason]), again=again))
     try:
         previous = {n: signal.signal(getattr(signal, n), handler) for n in names}
     except ValueError:  # not the main thread: no handlers, signals work as usual

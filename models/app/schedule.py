@@ -18,6 +18,10 @@ import math
 
 import numpy as np
 
+from minigrad.i18n import translator
+
+_ = translator("models")
+
 SCHEDULES = ("cosine", "constant")
 
 
@@ -27,7 +31,8 @@ def learning_rate(step: int, total: int, lr: float, schedule: str = "cosine",
     if schedule == "constant":
         return lr
     if schedule != "cosine":
-        raise ValueError(f"learning_rate: schedule must be one of {SCHEDULES}, got {schedule!r}")
+        raise ValueError(_("learning_rate: schedule must be one of {schedules}, got {schedule!r}")
+                         .format(schedules=SCHEDULES, schedule=schedule))
     ramp = min(1.0, (step + 1) / max(warmup, 1))
     progress = min(step / max(total, 1), 1.0)
     return lr * ramp * (floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress)))

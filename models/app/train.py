@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from minigrad import optim
+from minigrad.i18n import translator
 
 from models.app.build import build_model
 from models.app import checkpoint as ckpt, progress
@@ -41,6 +42,8 @@ from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 POOL = 16   # batches per sorting pool
 CURVE = 25  # steps per point of the loss curve
 DIVERGED = 25  # a loss per token above DIVERGED · log V (a uniform guess: log V) is divergence
+
+_ = translator("models")
 
 
 @dataclass
@@ -87,10 +90,10 @@ class Trainer:
     @classmethod
     def resume(cls, folder) -> "Trainer":
         """Continue the run saved in ``folder`` exactly where it stopped."""
-        model, _, _, index = ckpt.load_checkpoint(folder)
+        model, _src_vocab, _tgt_vocab, index = ckpt.load_checkpoint(folder)
         if "train" not in index or "state" not in index:
-            raise ckpt.CheckpointError(f"checkpoint: {folder} was not saved by training; "
-                                       "it has no training state to resume")
+            raise ckpt.CheckpointError(_("checkpoint: {folder} was not saved by training; it has "
+                                         "no training state to resume").format(folder=folder))
         try:
             config = TrainConfig.from_dict(index["train"])
             data = make_task(config.task, seeds(config.seed)[0], config.n_train, config.n_val,
@@ -102,14 +105,16 @@ class Trainer:
             if state.epoch_rng is not None:  # checked now, used when the epoch is redrawn
                 np.random.default_rng().bit_generator.state = state.epoch_rng
         except (KeyError, TypeError, ValueError, OverflowError) as e:
-            raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad training state ({e})") from None
+            raise ckpt.CheckpointError(_("checkpoint: {folder} has a bad training state ({error})")
+                                       .format(folder=folder, error=e)) from None
         trainer = cls(model, data, config, rng, state)
         try:
             trainer.optimizer.load_state_dict(ckpt.load_optimizer_state(folder, trainer.optimizer))
         except ckpt.CheckpointError:
             raise
         except ValueError as e:
-            raise ckpt.CheckpointError(f"checkpoint: {folder} has a bad optimizer state ({e})") from None
+            raise ckpt.CheckpointError(_("checkpoint: {folder} has a bad optimizer state "
+                                         "({error})").format(folder=folder, error=e)) from None
         if state.best and not state.done:  # a finished run's weights are its best
             trainer.best = BestWeights(state.best["val_exact"], state.best["epoch"],
                                        ckpt.load_best_weights(folder, model))
@@ -145,14 +150,16 @@ class Trainer:
         # Weights blown up by divergence make NaN here; clip_grad_norm_ then raises, and run()
         # reports it as "training diverged", so NumPy's "invalid value" warnings are not shown.
         with np.errstate(invalid="ignore"):
-            logits, _ = self.model(src, tgt, src_mask, self.config.teacher_forcing, self.rng)  # (B, T, V)
+            logits, _alignment = self.model(src, tgt, src_mask, self.config.teacher_forcing,
+                                            self.rng)                    # (B, T, V)
             loss = masked_cross_entropy(logits, tgt, tgt_mask)          # () mean over real tokens
             self.optimizer.zero_grad()
             loss.backward()
         limit = DIVERGED * math.log(len(self.data.tgt_vocab))  # a uniform guess scores log V
         if not loss.item() <= limit:  # float64 rarely overflows: a huge loss says it instead
-            raise FloatingPointError(f"the loss per token is {loss.item():.3g}, far above "
-                                     f"{limit:.3g} = {DIVERGED} × log V")
+            raise FloatingPointError(_("the loss per token is {loss:.3g}, far above {limit:.3g} = "
+                                       "{factor} × log V").format(loss=loss.item(), limit=limit,
+                                                                  factor=DIVERGED))
         optim.clip_grad_norm_(self.optimizer.params, self.config.clip)
         self.optimizer.lr = learning_rate(self.state.step, self.total_steps, self.config.lr,
                                           self.config.schedule)
@@ -177,7 +184,7 @@ class Trainer:
         A progress line goes to ``log`` after every epoch and every ``progress_every`` s."""
         st, cfg = self.state, self.config
         if st.done:
-            log("this run is already finished")
+            log(_("this run is already finished"))
             return st
         self.model.train()
         pace = _Pace(time.perf_counter(), st.seconds)
@@ -219,10 +226,14 @@ class Trainer:
             counts = self.train_step(idx)
             pace.last_batch = time.perf_counter() - t0
         except FloatingPointError as e:
-            kept = f"; the last checkpoint in {folder} (if any) is kept" if folder else ""
-            raise FloatingPointError(
-                f"training diverged at epoch {st.epoch + 1}, step {st.step + 1} ({e}){kept}; "
-                f"try a smaller --lr (now {cfg.lr}) or --clip (now {cfg.clip})") from None
+            message = (_("training diverged at epoch {epoch}, step {step} ({error}); the last "
+                         "checkpoint in {folder} (if any) is kept; try a smaller --lr (now {lr}) "
+                         "or --clip (now {clip})") if folder else
+                       _("training diverged at epoch {epoch}, step {step} ({error}); try a "
+                         "smaller --lr (now {lr}) or --clip (now {clip})"))
+            raise FloatingPointError(message.format(
+                epoch=st.epoch + 1, step=st.step + 1, error=e, folder=folder, lr=cfg.lr,
+                clip=cfg.clip)) from None
         self._count(counts)
         pace.seen += counts["examples"]
 
@@ -232,8 +243,11 @@ class Trainer:
         st.seconds = pace.seconds0 + pace.elapsed()
         if folder is not None:
             self.save(folder)
-        log(f"stopped at epoch {st.epoch + 1}, batch {st.batch}/{n_batches} "
-            f"(step {st.step})" + (f"; resume with --resume {folder}" if folder else ""))
+        stopped = (_("stopped at epoch {epoch}, batch {batch}/{n} (step {step}); resume with "
+                     "--resume {folder}") if folder else
+                   _("stopped at epoch {epoch}, batch {batch}/{n} (step {step})"))
+        log(stopped.format(epoch=st.epoch + 1, batch=st.batch, n=n_batches, step=st.step,
+                           folder=folder))
 
     def _this_epochs_plan(self) -> list:
         """The batch order of the current epoch: drawn afresh (and the generator remembered) at

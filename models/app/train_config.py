@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from minigrad.i18n import translator
+
 from models.app.checks import MAX_LEN, check_data_size, is_int, is_real, need
 from models.app.data import TASKS
 from models.app.schedule import SCHEDULES
+
+_ = translator("models")
 
 
 @dataclass
@@ -42,28 +46,34 @@ class TrainConfig:
         """Refuse settings that would crash later, train nothing, never stop, or not fit in
         memory (a config may also come from a checkpoint anyone wrote)."""
         who = "TrainConfig"
-        need(self.task in TASKS, who, f"task must be one of {sorted(TASKS)}", self.task)
+        need(self.task in TASKS, who,
+             _("task must be one of {tasks}").format(tasks=sorted(TASKS)), self.task)
         for name in ("n_train", "n_val", "batch_size", "epochs", "min_len", "max_len"):
             v = getattr(self, name)
-            need(is_int(v) and v >= 1, who, f"{name} must be a positive int", v)
-        need(self.max_len <= MAX_LEN, who, f"max_len must be <= {MAX_LEN}", self.max_len)
-        need(is_int(self.min_epochs) and self.min_epochs >= 0, who, "min_epochs must be an int >= 0",
-             self.min_epochs)
-        need(is_int(self.seed) and self.seed >= 0, who, "seed must be an int >= 0", self.seed)
-        need(is_real(self.lr) and 0 < self.lr < math.inf, who, "lr must be a finite number > 0", self.lr)
-        need(self.schedule in SCHEDULES, who, f"schedule must be one of {SCHEDULES}", self.schedule)
+            need(is_int(v) and v >= 1, who, _("{name} must be a positive int").format(name=name),
+                 v)
+        need(self.max_len <= MAX_LEN, who, _("max_len must be <= {max}").format(max=MAX_LEN),
+             self.max_len)
+        need(is_int(self.min_epochs) and self.min_epochs >= 0, who,
+             _("min_epochs must be an int >= 0"), self.min_epochs)
+        need(is_int(self.seed) and self.seed >= 0, who, _("seed must be an int >= 0"), self.seed)
+        need(is_real(self.lr) and 0 < self.lr < math.inf, who, _("lr must be a finite number > 0"),
+             self.lr)
+        need(self.schedule in SCHEDULES, who,
+             _("schedule must be one of {schedules}").format(schedules=SCHEDULES), self.schedule)
         need(is_real(self.clip) and self.clip > 0, who,
-             "clip (the max gradient norm) must be > 0 (inf: no clipping)", self.clip)
+             _("clip (the max gradient norm) must be > 0 (inf: no clipping)"), self.clip)
         need(is_real(self.teacher_forcing) and 0 <= self.teacher_forcing <= 1, who,
-             "teacher_forcing must be in [0, 1]", self.teacher_forcing)
+             _("teacher_forcing must be in [0, 1]"), self.teacher_forcing)
         need(is_real(self.target) and self.target >= 0, who,
-             "target must be >= 0 (above 1: never stop early)", self.target)
+             _("target must be >= 0 (above 1: never stop early)"), self.target)
         check_data_size(self.n_train + self.n_val, self.max_len)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
         if not isinstance(d, dict):
-            raise ValueError(f"TrainConfig: expected a dict of settings, got {type(d).__name__}")
+            raise ValueError(_("TrainConfig: expected a dict of settings, got {type}").format(
+                type=type(d).__name__))
         return cls(**{k: v for k, v in d.items() if k in {f.name for f in dataclasses.fields(cls)}})
 
 

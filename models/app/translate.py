@@ -15,12 +15,15 @@ import warnings
 
 from attention import Attention
 from attention.masking import check_temperature
+from minigrad.i18n import translator
 from models.app.checkpoint import load_checkpoint
 from models.app.datetext import read_dates
 from models.app.options import check_translate_options
 from models.app.pictures import alignment_svg, alignment_text
 from models.app.runs import writable_folder
 from models.vocab import pad_batch
+
+_ = translator("models")
 
 MIN_TEMPERATURE = 1e-3  # α = softmax(e / T): below it (above 1 / it) e / T nears overflow
 
@@ -30,7 +33,8 @@ def translate_texts(model, src_vocab, tgt_vocab, texts, beam=0, length_penalty=0
     """[(text, Translation)] for each text (unknown characters → <unk>, with a warning)."""
     for t in texts:
         if not t.strip():
-            raise ValueError("translate: empty text; give at least one character to translate")
+            raise ValueError(_("translate: empty text; give at least one character to "
+                               "translate"))
     src, mask = pad_batch([src_vocab.encode(t) for t in texts])  # (B, S) each
     outs = (model.beam(src, beam, length_penalty, max_len, mask) if beam
             else model.greedy(src, max_len, mask))
@@ -42,12 +46,14 @@ def set_temperature(model, temperature: float) -> None:
     ``temperature``. Only the global attention of the bahdanau and luong decoders has one."""
     attention = getattr(model.decoder, "attention", None)
     if not isinstance(attention, Attention):
-        raise ValueError(f"translate: --temperature needs global attention; this model has the "
-                         f"{model.config.decoder!r} decoder with the {model.config.score!r} score")
+        raise ValueError(_("translate: --temperature needs global attention; this model has "
+                           "the {decoder!r} decoder with the {score!r} score").format(
+            decoder=model.config.decoder, score=model.config.score))
     T = check_temperature("translate: --temperature", temperature)
     if not MIN_TEMPERATURE <= T <= 1 / MIN_TEMPERATURE:  # e / T would overflow to inf: log p NaN
-        raise ValueError(f"translate: --temperature must be {MIN_TEMPERATURE:g}..{1 / MIN_TEMPERATURE:g}, "
-                         f"got {temperature!r}")
+        raise ValueError(_("translate: --temperature must be {lo:g}..{hi:g}, got "
+                           "{temperature!r}").format(lo=MIN_TEMPERATURE, hi=1 / MIN_TEMPERATURE,
+                                                     temperature=temperature))
     attention.temperature = T
 
 
@@ -58,13 +64,15 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
     for item in results:
         text, out = (item.text, item.translation) if hasattr(item, "notes") else item
         if out is not None and not math.isfinite(out.score):
-            raise ValueError(f"translate: decoding {text!r} gave log p = {out.score} (the "
-                             "probabilities under- or overflowed), so it has no translation; "
-                             "with --temperature, try one nearer 1")
+            raise ValueError(_("translate: decoding {text!r} gave log p = {score} (the "
+                               "probabilities under- or overflowed), so it has no translation; "
+                               "with --temperature, try one nearer 1").format(text=text,
+                                                                              score=out.score))
     k = 1
     for item in results:
         if getattr(item, "refused", None):  # a date with a part missing: nothing was read
-            print(f"{item.text!r} -> refused: {item.refused}\n")
+            print(_("{text!r} -> refused: {reason}").format(text=item.text,
+                                                            reason=item.refused) + "\n")
             continue
         typed, text, out, notes = ((item.text, item.model_input, item.translation, item.notes)
                                    if hasattr(item, "notes") else (item[0], *item, []))
@@ -79,7 +87,7 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
                 k += 1  # never overwrite an earlier picture: continue the numbering
             path = os.path.join(svg_dir, f"alignment-{k}.svg")
             alignment_svg(out, text, src_vocab, tgt_vocab, path)
-            print(f"heatmap written to {path}")
+            print(_("heatmap written to {path}").format(path=path))
         print()
 
 
@@ -90,8 +98,9 @@ def cmd_translate(a) -> None:
     model, src_vocab, tgt_vocab, index = load_checkpoint(a.checkpoint)
     is_dates = index.get("task") == "dates"
     if a.month_first and not is_dates:
-        raise ValueError("translate: --month-first is for a dates checkpoint; "
-                         f"{a.checkpoint} was trained on {index.get('task')!r}")
+        raise ValueError(_("translate: --month-first is for a dates checkpoint; {checkpoint} "
+                           "was trained on {task!r}").format(checkpoint=a.checkpoint,
+                                                             task=index.get("task")))
     if a.temperature is not None:
         set_temperature(model, a.temperature)
     with warnings.catch_warnings(record=True) as caught:
@@ -103,5 +112,5 @@ def cmd_translate(a) -> None:
             results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
                                       a.length_penalty, a.max_len)
     for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
+        print(_("warning: {message}").format(message=w.message), file=sys.stderr)
     show(results, src_vocab, tgt_vocab, not a.no_heatmap, a.svg)

@@ -1,7 +1,9 @@
-"""``python -m models.app.tours 004``: walk through one source, section by section (``--list``: which).
+"""``python -m models.app.tours 004``: walk through one source, section by section.
 
-The walkthroughs call all three layers (minigrad, attention, models), so they live here, in the
-top one. Exit status 1 when a number the source printed does not come out of the code.
+``--list`` names them; ``--lang zh`` prints in Chinese (the Chinese twin of the walkthrough, its
+messages from the ``models`` catalog). The walkthroughs call all three layers (minigrad,
+attention, models), so they live here, in the top one. Exit status 1 when a number the source
+printed does not come out of the code.
 """
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import argparse
 import os
 import sys
 
+from minigrad import i18n
 from minigrad.draw.console import run_main
 from models.app.tours import TOURS, run
+from models.app.tours.book import _
 
 
 def main(argv=None) -> int:
@@ -18,27 +22,36 @@ def main(argv=None) -> int:
 
 
 def _main(argv=None) -> int:
+    first = argparse.ArgumentParser(prog="python -m models.app.tours", add_help=False)
+    i18n.add_argument(first)
+    i18n.apply(first.parse_known_args(argv)[0])  # the language first: --help is printed in it
     parser = argparse.ArgumentParser(prog="python -m models.app.tours",
-                                     description="Walk through one source, section by section.")
-    parser.add_argument("source", nargs="?", choices=sorted(TOURS), help="which source")
-    parser.add_argument("--list", action="store_true", help="name the walkthroughs and exit")
+                                     description=_("Walk through one source, section by section."))
+    parser.add_argument("source", nargs="?", choices=sorted(TOURS), help=_("which source"))
+    parser.add_argument("--list", action="store_true", help=_("name the walkthroughs and exit"))
     parser.add_argument("--out", default="attention-tour", metavar="DIR",
-                        help="folder for SVG figures (default: ./attention-tour)")
-    parser.add_argument("--no-svg", action="store_true", help="write no SVG files")
+                        help=_("folder for SVG figures (default: ./attention-tour)"))
+    parser.add_argument("--no-svg", action="store_true", help=_("write no SVG files"))
+    i18n.add_argument(parser)
     args = parser.parse_args(argv)
+    i18n.apply(args)
     if args.list or args.source is None:
-        for name, (_, about) in TOURS.items():
-            print(f"{name}  {about}")
+        for name, (_file, about) in TOURS.items():
+            print(f"{name}  {_(about)}")
         return 0
     if not args.no_svg and os.path.exists(args.out) and not os.path.isdir(args.out):
-        parser.error(f"--out {args.out!r} exists and is not a folder")
+        parser.error(_("--out {out!r} exists and is not a folder").format(out=args.out))
     book = run(args.source, None if args.no_svg else args.out)
     differ = [c for c in book.checks if not c.agrees]
     if book.checks:
-        print(f"\n{len(book.checks) - len(differ)} of {len(book.checks)} numbers agree with the "
-              f"source's printed digits" + (f"; differ: {', '.join(c.what for c in differ)}" if differ else ""))
+        summary = _("{agree} of {total} numbers agree with the source's printed digits").format(
+            agree=len(book.checks) - len(differ), total=len(book.checks))
+        if differ:
+            summary += _("; differ: {names}").format(names=", ".join(c.what for c in differ))
+        print("\n" + summary)
     else:
-        print("\n(the source prints no worked numbers to compare; its claims are measured above)")
+        print(_("\n(the source prints no worked numbers to compare; its claims are measured "
+                "above)"))
     return 1 if differ else 0
 
 

@@ -12,6 +12,10 @@ Jupyter (with jupytext) or VS Code. It calls these helpers:
   script, writes it as ``name`` into the output folder;
 * ``try_it(text)`` ends a section with something to change and rerun.
 
+Every sentence they print is a message of the ``models`` catalog (``_``, which the walkthroughs
+import from here); a walkthrough's Chinese twin ``source_NNN_zh.py`` is the same code with its
+comments translated (``run`` in ``__init__.py`` picks it under ``--lang zh``).
+
 The records (``BOOK``) are what the tests read: every ``check`` must agree, and the files
 written must be the figures shown. ``begin(out_dir)`` starts a fresh record.
 """
@@ -21,7 +25,11 @@ import sys
 from dataclasses import dataclass, field
 
 from attention.demos.common import svg_path
+from minigrad.draw.common import pad
 from minigrad.files import write_text_atomic
+from minigrad.i18n import translator
+
+_ = translator("models")  # the walkthroughs' messages: ``from models.app.tours.book import _``
 
 
 @dataclass
@@ -69,7 +77,9 @@ def check(what: str, ours: float, source: str) -> bool:
     printed = _printed(float(ours), source_ascii)
     agrees = printed == source_ascii or float(printed) == float(source_ascii) == 0.0
     BOOK.checks.append(Check(what, printed, source, agrees))
-    print(f"  {what:<34} ours {printed:>10}   source {source:>10}   {'✓' if agrees else '✗ differs'}")
+    mark = "✓" if agrees else _("✗ differs")
+    print(_("  {what} ours {ours:>10}   source {source:>10}   {mark}").format(
+        what=pad(what, 34), ours=printed, source=source, mark=mark))  # pad: a CJK label is wider
     return agrees
 
 
@@ -91,15 +101,15 @@ def show(drawing, name: str) -> None:
         return
     path = svg_path(BOOK.out_dir, name)
     if path is None:
-        print(f"  [figure {name}: not written (no output folder)]")
+        print(_("  [figure {name}: not written (no output folder)]").format(name=name))
         return
     write_text_atomic(path, str(drawing))
     BOOK.files.append(path)
-    print(f"  wrote {path}")
+    print(_("  wrote {path}").format(path=path))
 
 
 def try_it(text: str) -> None:
-    print(f"\n  Try it: {text}")
+    print(_("\n  Try it: {text}").format(text=text))
 
 
 def run_file(path: str, out_dir: str | None) -> Book:

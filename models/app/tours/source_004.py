@@ -8,6 +8,7 @@
 # something to try.
 #
 #     python -m models.app.tours 004       # run it (figures into ./attention-tour)
+#     python -m models.app.tours 004 --lang zh   # in Chinese: source_004_zh.py, the same code
 #     jupytext --to notebook models/app/tours/source_004.py   # or open it in VS Code
 #
 # Where this project differs from the article, the cell says so.
@@ -23,7 +24,7 @@ from attention.demos.source_004 import SOURCES, STATES, TOKENS, article_scorer, 
 from attention.hard import hard_read
 from attention.read import attend, read, score_grad
 from attention.scores import DotScore, GeneralScore
-from models.app.tours.book import check, note, section, show, try_it
+from models.app.tours.book import _, check, note, section, show, try_it
 from models.decoders import BahdanauDecoder
 from models.encoder import BiGRUEncoder
 from models.recurrent import GRUCell
@@ -39,9 +40,9 @@ from models.seq2seq import decoder_inputs, masked_cross_entropy
 
 # %%
 section("一、从人的注意力，到按需要读取信息")
-print("  keep the information; let the current state decide how to read it (built in §3-§6)")
-try_it("after §6, change STATES['A'] and see which source gains weight: the content is the "
-       "same, the read is not.")
+print(_("  keep the information; let the current state decide how to read it (built in §3-§6)"))
+try_it(_("after §6, change STATES['A'] and see which source gains weight: the content is the "
+         "same, the read is not."))
 
 # %% [markdown]
 # ## 二、没有 Attention，模型也可以处理上下文
@@ -61,12 +62,13 @@ for j in range(3):
     states.append(h.data[0])
     print(f"  h_{j + 1} ({TOKENS[j]:<4}) = {np.round(h.data[0], 4)}")
 summary = states[-1]                                     # c = h_T
-print(f"  c = h_T = {np.round(summary, 4)}: one vector of width 3, whatever the source length")
+print(_("  c = h_T = {c}: one vector of width 3, whatever the source length").format(
+    c=np.round(summary, 4)))
 note("summary_is_last_state", bool(np.array_equal(summary, h.data[0])))
 # This project's PlainDecoder hands over [→h_T ; ←h_1], the last state of each direction
 # of a bidirectional encoder: the same idea, one fixed vector, read at every decoder step.
-try_it("make ids longer (say [[0, 1, 2, 1, 0]], ids 0-2) and loop over ids.shape[1]: c changes, "
-       "and the whole source must still fit in these 3 numbers.")
+try_it(_("make ids longer (say [[0, 1, 2, 1, 0]], ids 0-2) and loop over ids.shape[1]: c "
+         "changes, and the whole source must still fit in these 3 numbers."))
 
 # %% [markdown]
 # ## 三、把“只能使用摘要”改成“可以重新读取”
@@ -82,18 +84,20 @@ try_it("make ids longer (say [[0, 1, 2, 1, 0]], ids 0-2) and loop over ids.shape
 # %%
 section("三、把“只能使用摘要”改成“可以重新读取”")
 probe = [-1.0, 0.0, 1.0]                                 # three decoder states s
-_, alpha, _ = read_at(probe)                             # (3, S): α for each state
+alpha = read_at(probe)[1]                                # (3, S): α for each state
 fixed = np.zeros((len(probe), 3))
 fixed[:, -1] = 1.0                                       # c = h_T for every state
 rows, cols = [f"s={s:g}" for s in probe], list(TOKENS)
-print(heatmap_text(fixed, rows, cols, title="fixed summary c = h_T (every read the same)"))
-print(heatmap_text(alpha, rows, cols, title="re-reading: α_j(s), new for every state"))
-show(grid_svg([heatmap_svg(fixed, rows, cols, title="fixed summary c = h_T"),
-               heatmap_svg(alpha, rows, cols, title="attention: α_j(s) over h_1..h_T")],
-              columns=2, title="Source 004 §3: one fixed summary vs re-reading every source position"),
+print(heatmap_text(fixed, rows, cols, title=_("fixed summary c = h_T (every read the same)")))
+print(heatmap_text(alpha, rows, cols, title=_("re-reading: α_j(s), new for every state")))
+show(grid_svg([heatmap_svg(fixed, rows, cols, title=_("fixed summary c = h_T")),
+               heatmap_svg(alpha, rows, cols, title=_("attention: α_j(s) over h_1..h_T"))],
+              columns=2,
+              title=_("Source 004 §3: one fixed summary vs re-reading every source position")),
      "004_s3_architectures.svg")
 note("alpha_rows", alpha)
-try_it("add a state s = 0.5 to probe: the summary row is the same again, the attention row is new.")
+try_it(_("add a state s = 0.5 to probe: the summary row is the same again, the attention row "
+         "is new."))
 
 # %% [markdown]
 # ## 四、从当前需求，到一组读取权重
@@ -111,33 +115,37 @@ section("四、从当前需求，到一组读取权重")
 h = SOURCES[None]                                        # (1, S, D): h_1, h_2, h_3
 e = article_scorer()(np.array([[STATES["A"]]]), h)       # e_j = a_φ(s, h_j) (1, 3)
 c, a = read(e, h)                                        # α = softmax(e), c = Σ α_j h_j
-print(f"  α = {np.round(a.data[0], 4)}  (all > 0, Σ = {a.data.sum():.15f})")
-print(f"  c = {np.round(c.data[0], 6)}  (a vector like h_j; its second component is negative)")
-print(f"  α has {a.shape[-1]} entries, one per source position — not one per target word")
+print(_("  α = {alpha}  (all > 0, Σ = {total:.15f})").format(alpha=np.round(a.data[0], 4),
+                                                             total=a.data.sum()))
+print(_("  c = {c}  (a vector like h_j; its second component is negative)").format(
+    c=np.round(c.data[0], 6)))
+print(_("  α has {n} entries, one per source position — not one per target word").format(
+    n=a.shape[-1]))
 raw = (e.data[0][:, None] * SOURCES).sum(axis=0)         # Σ_j e_j h_j, no normaliser
-print(f"  the raw scores as weights: Σ_j e_j h_j = {np.round(raw, 4)} (they sum to "
-      f"{e.data.sum():.4f} and could be negative: not a convex combination)")
+print(_("  the raw scores as weights: Σ_j e_j h_j = {raw} (they sum to {total:.4f} and could "
+        "be negative: not a convex combination)").format(raw=np.round(raw, 4),
+                                                          total=e.data.sum()))
 p = F.sparsemax(e)
-print(f"  sparsemax(e) = {np.round(p.data[0], 4)}  (Σ = {p.data.sum():g}: a distribution "
-      f"with an exact zero)")
+print(_("  sparsemax(e) = {p}  (Σ = {total:g}: a distribution with an exact zero)").format(
+    p=np.round(p.data[0], 4), total=p.data.sum()))
 for name, normalise in (("softmax", F.softmax), ("sparsemax", F.sparsemax)):
     x = mg.tensor(e.data, requires_grad=True)
     jac = np.stack([mg.grad(normalise(x)[0, i], x)[0] for i in range(3)])  # ∂α_i/∂e_j
-    print(f"  ∂α/∂e ({name}), row i = ∂α_i/∂e:")
+    print(_("  ∂α/∂e ({name}), row i = ∂α_i/∂e:").format(name=name))
     for row in jac:
         print("    " + "  ".join(f"{x:+.4f}" for x in row))
     note(f"jacobian_{name}", jac)
 x, values = mg.tensor(e.data, requires_grad=True), mg.tensor(h, requires_grad=True)
 hard_c, hard_w = hard_read(x, values)                    # c = h_{j*}, j* = argmax_j e_j
 (hard_c * np.array([1.0, 0.5])).sum().backward()         # L = g·c
-print(f"  hard read: picks {TOKENS[int(hard_w.data.argmax())]!r}, c = {hard_c.data[0]}; "
-      f"no gradient reaches e (x.grad is {x.grad}: the scores are not in its graph; the true "
-      f"derivative is 0 almost everywhere), "
-      f"∂L/∂h = {values.grad[0].tolist()}")
+print(_("  hard read: picks {token!r}, c = {c}; no gradient reaches e (x.grad is {grad}: the "
+        "scores are not in its graph; the true derivative is 0 almost everywhere), "
+        "∂L/∂h = {dh}").format(token=TOKENS[int(hard_w.data.argmax())], c=hard_c.data[0],
+                                grad=x.grad, dh=values.grad[0].tolist()))
 note("hard_grad", x.grad)
 note("sparsemax_A", p.data[0].copy())
-try_it("in a softmax read every source keeps some weight; find a state s where sparsemax "
-       "gives 'I' weight 0 (or 'cats'; 'like' never reaches 0 here).")
+try_it(_("in a softmax read every source keeps some weight; find a state s where sparsemax "
+         "gives 'I' weight 0 (or 'cats'; 'like' never reaches 0 here)."))
 
 # %% [markdown]
 # ## 五、早期 Attention 怎样计算“匹配”？
@@ -156,24 +164,28 @@ W_s, W_h, v, b = (p.data for p in (score.W_q, score.W_k, score.v, score.b))
 for s in (-1.0, 1.0):
     by_hand = np.tanh(W_s @ [s] + SOURCES @ W_h.T + b) @ v          # (S,): the formula
     ours = score(np.array([[s]]), h).data[0]
-    print(f"  s = {s:+g}: AdditiveScore {np.round(ours, 4)}   formula {np.round(by_hand, 4)}")
+    print(_("  s = {s:+g}: AdditiveScore {ours}   formula {by_hand}").format(
+        s=s, ours=np.round(ours, 4), by_hand=np.round(by_hand, 4)))
     note(f"score_formula_gap_{s:+g}", float(np.abs(ours - by_hand).max()))
 grid = np.linspace(-3.0, 3.0, 61)
-_, with_tanh, _ = read_at(grid)                          # (61, S)
+with_tanh = read_at(grid)[1]                             # (61, S)
 flat = article_scorer(activation=None)                  # e_j = vᵀW_s s + vᵀb + vᵀW_h h_j
 without = np.stack([F.softmax(flat(np.array([[s]]), h)).data[0] for s in grid])  # (61, S)
-print(f"  without tanh, over s in [-3, 3]: weights vary by at most "
-      f"{np.ptp(without, axis=0).max():.1e}: {np.round(without[0], 4)} everywhere")
-print("  (here they are even equal between sources: vᵀW_s = 0 and vᵀW_h h_j = h_j1 - h_j2 = 2 for"
-      "\n  every j; in general they are softmax_j(vᵀW_h h_j): fixed by the sources, blind to s)")
+print(_("  without tanh, over s in [-3, 3]: weights vary by at most {spread:.1e}: {row} "
+        "everywhere").format(spread=np.ptp(without, axis=0).max(), row=np.round(without[0], 4)))
+print(_("  (here they are even equal between sources: vᵀW_s = 0 and vᵀW_h h_j = h_j1 - h_j2 = 2 "
+        "for\n  every j; in general they are softmax_j(vᵀW_h h_j): fixed by the sources, blind "
+        "to s)"))
 note("ablation_spread", float(np.ptp(without, axis=0).max()))
-series = {f"tanh: α({t})": (grid, with_tanh[:, j]) for j, t in enumerate(TOKENS)}
-series.update({f"no tanh: α({t})": (grid, without[:, j]) for j, t in enumerate(TOKENS)})
-show(line_plot_svg(series, title="Source 004 §5: the read with and without tanh",
-                   xlabel="decoder state s", ylabel="weight α_j", ylim=(0.0, 0.6)),
+series = {_("tanh: α({token})").format(token=t): (grid, with_tanh[:, j])
+          for j, t in enumerate(TOKENS)}
+series.update({_("no tanh: α({token})").format(token=t): (grid, without[:, j])
+               for j, t in enumerate(TOKENS)})
+show(line_plot_svg(series, title=_("Source 004 §5: the read with and without tanh"),
+                   xlabel=_("decoder state s"), ylabel=_("weight α_j"), ylim=(0.0, 0.6)),
      "004_s5_with_without_tanh.svg")
-try_it("set flat.v.data[...] = [1, 0] and rerun the cell: without tanh the weights now differ "
-       "between sources, and still not between states.")
+try_it(_("set flat.v.data[...] = [1, 0] and rerun the cell: without tanh the weights now differ "
+         "between sources, and still not between states."))
 
 # %% [markdown]
 # ## 六、同一份内容，换一种状态就换一种读取
@@ -185,28 +197,30 @@ try_it("set flat.v.data[...] = [1, 0] and rerun the cell: without tanh the weigh
 # %%
 section("六、同一份内容，换一种状态就换一种读取")
 scores, weights, contexts = read_at([STATES["A"], STATES["B"]])  # rows A, B
-expanded = np.array([np.tanh(s + SOURCES[:, 0]) - np.tanh(s + SOURCES[:, 1]) for s in STATES.values()])
-print(f"  e_j(s) = tanh(s + h_j1) - tanh(s + h_j2), typed out: max gap to the library "
-      f"{np.abs(expanded - scores).max():.1e}")
+expanded = np.array([np.tanh(s + SOURCES[:, 0]) - np.tanh(s + SOURCES[:, 1])
+                     for s in STATES.values()])
+print(_("  e_j(s) = tanh(s + h_j1) - tanh(s + h_j2), typed out: max gap to the library "
+        "{gap:.1e}").format(gap=np.abs(expanded - scores).max()))
 note("expansion_gap", float(np.abs(expanded - scores).max()))
 TABLE = {"I": ("1.5232", "0.5414", "0.2335", "0.1491"),
          "like": ("0.9640", "0.3095", "0.9640", "0.3095"),
          "cats": ("0.2335", "0.1491", "1.5232", "0.5414")}
 for j, (tok, (eA, aA, eB, aB)) in enumerate(TABLE.items()):
-    check(f"{tok}: A score", scores[0, j], eA)
-    check(f"{tok}: A weight", weights[0, j], aA)
-    check(f"{tok}: B score", scores[1, j], eB)
-    check(f"{tok}: B weight", weights[1, j], aB)
-for name, row, printed in (("c_A", 0, ("1.392334", "−0.607666")), ("c_B", 1, ("0.607666", "−1.392334"))):
+    check(_("{token}: A score").format(token=tok), scores[0, j], eA)
+    check(_("{token}: A weight").format(token=tok), weights[0, j], aA)
+    check(_("{token}: B score").format(token=tok), scores[1, j], eB)
+    check(_("{token}: B weight").format(token=tok), weights[1, j], aB)
+for name, row, printed in (("c_A", 0, ("1.392334", "−0.607666")),
+                            ("c_B", 1, ("0.607666", "−1.392334"))):
     for k in range(2):
         check(f"{name}[{k + 1}]", contexts[row, k], printed[k])
-_, curve, _ = read_at(grid)
+curve = read_at(grid)[1]
 show(line_plot_svg({f"α({t})": (grid, curve[:, j]) for j, t in enumerate(TOKENS)},
-                   title="Source 004 §6: attention weights as the decoder state s varies",
-                   xlabel="decoder state s", ylabel="weight α_j", ylim=(0.0, 0.6)),
+                   title=_("Source 004 §6: attention weights as the decoder state s varies"),
+                   xlabel=_("decoder state s"), ylabel=_("weight α_j"), ylim=(0.0, 0.6)),
      "004_s6_weights_vs_state.svg")
-try_it("read equal values: h_eq = np.ones((1, 3, 2)); read(e, h_eq)[0] is (1, 1) whatever the "
-       "weights e gives (the article's counter-example).")
+try_it(_("read equal values: h_eq = np.ones((1, 3, 2)); read(e, h_eq)[0] is (1, 1) whatever the "
+         "weights e gives (the article's counter-example)."))
 
 # %% [markdown]
 # ## 七、没有人标注“应该看哪里”，它怎样学会？
@@ -218,18 +232,20 @@ try_it("read equal values: h_eq = np.ones((1, 3, 2)); read(e, h_eq)[0] is (1, 1)
 # **Differs from the article, said here:** this project's loss is the *mean* over the real
 # target tokens (`masked_cross_entropy`), the article's is the *sum*: L_sum = N · L_mean for
 # N tokens, so every gradient is N times smaller and Adam's step nearly unchanged (it divides
-# the scale out, up to its ε; gradient clipping, where used, sees the smaller norm). And s_0: the article starts from y_0 = BOS and leaves s_0 open; this
-# project's Bahdanau decoder starts from s_0 = tanh(W · mean_j h_j + b) (`BahdanauDecoder.start`).
+# the scale out, up to its ε; gradient clipping, where used, sees the smaller norm). And s_0:
+# the article starts from y_0 = BOS and leaves s_0 open; this project's Bahdanau decoder
+# starts from s_0 = tanh(W · mean_j h_j + b) (`BahdanauDecoder.start`).
 
 # %%
 section("七、没有人标注“应该看哪里”，它怎样学会？")
 src = np.array([[1, 2, 3]])                              # I like cats, ids 1..3
 encoded = BiGRUEncoder(5, 4, 3, rng=np.random.default_rng(1))(src)   # h_j (1, 3, 6)
-decoder = BahdanauDecoder(7, 4, 5, 6, rng=np.random.default_rng(2))  # s_t = f_dec(s_{t-1}, e(y_{t-1}), c_t)
+decoder = BahdanauDecoder(7, 4, 5, 6, rng=np.random.default_rng(2))  # f_dec
 tgt = np.array([[4, 5, 6, 2]])                           # 我 喜欢 猫 EOS (ids 4-6; EOS = 2)
 tgt_in = decoder_inputs(tgt)                             # BOS 我 喜欢 猫: y_{t-1}, never y_t
-print(f"  teacher forcing: targets {tgt[0].tolist()}, decoder inputs {tgt_in[0].tolist()} (BOS = 1)")
-logits, _ = decoder(encoded, tgt_in)                     # (1, 4, V)
+print(_("  teacher forcing: targets {targets}, decoder inputs {inputs} (BOS = 1)").format(
+    targets=tgt[0].tolist(), inputs=tgt_in[0].tolist()))
+logits = decoder(encoded, tgt_in)[0]                     # (1, 4, V)
 mean = masked_cross_entropy(logits, tgt, None)
 total = F.cross_entropy(logits, tgt, reduction="sum")
 n = tgt.size
@@ -241,14 +257,18 @@ for name, s in STATES.items():
     e_s, a_s, c_s = (x[:1] for x in read_at([s]))
     dc_de = a_s[0][:, None] * (SOURCES - c_s[0])           # rows ∂c/∂e_j = α_j (h_j − c)
     formula = score_grad(a_s, h, c_s, g[None])[0]        # α_j g·(h_j − c)
-    print(f"  state {name}: ∂c/∂e_j = α_j (h_j - c), rows {np.round(dc_de, 4).tolist()}")
+    print(_("  state {name}: ∂c/∂e_j = α_j (h_j - c), rows {rows}").format(
+        name=name, rows=np.round(dc_de, 4).tolist()))
     x = mg.tensor(e_s, requires_grad=True)
     (attend(x, h)[0] * g).sum().backward()               # autograd through the composed read
     numeric = numerical_grad(lambda t: (read(t, h)[0] * g).sum(), [mg.tensor(e_s)], eps=1e-6)[0][0]
-    print(f"  state {name}: ∂L/∂e formula {np.round(formula, 6)}   autograd {np.round(x.grad[0], 6)}"
-          f"   finite diff. {np.round(numeric, 6)}")
-    note(f"grad_gap_{name}", float(max(np.abs(formula - x.grad[0]).max(), np.abs(formula - numeric).max())))
-try_it("set g = (1, -1): every h_j - c is parallel to (1, 1) here, so what do the scores receive?")
+    print(_("  state {name}: ∂L/∂e formula {formula}   autograd {autograd}   finite diff. "
+            "{numeric}").format(name=name, formula=np.round(formula, 6),
+                                autograd=np.round(x.grad[0], 6), numeric=np.round(numeric, 6)))
+    gap = max(np.abs(formula - x.grad[0]).max(), np.abs(formula - numeric).max())
+    note(f"grad_gap_{name}", float(gap))
+try_it(_("set g = (1, -1): every h_j - c is parallel to (1, 1) here, so what do the scores "
+         "receive?"))
 
 # %% [markdown]
 # ## 八、从早期 Attention，走向下一种结构
@@ -265,7 +285,9 @@ dot = DotScore()(state, h)
 general_score = GeneralScore(2, 2, rng=np.random.default_rng(0))
 general_score.W.data[...] = np.eye(2)                    # W = I: general reduces to dot
 general = general_score(state, h)
-print(f"  dot      e = {dot.data[0]}   α = {np.round(F.softmax(dot).data[0], 4)}")
-print(f"  general  e = {general.data[0]}   (W = I: the same as dot)")
+print(_("  dot      e = {e}   α = {alpha}").format(e=dot.data[0],
+                                                    alpha=np.round(F.softmax(dot).data[0], 4)))
+print(_("  general  e = {e}   (W = I: the same as dot)").format(e=general.data[0]))
 note("dot_equals_general", bool(np.array_equal(dot.data, general.data)))
-try_it("set general_score.W to [[1, 0], [0, 0]]: now only the first coordinate is compared.")
+try_it(_("set general_score.W to [[1, 0], [0, 0]]: now only the first coordinate is "
+         "compared."))
