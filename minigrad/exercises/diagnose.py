@@ -216,13 +216,15 @@ def output_diagnosis(a: np.ndarray, n: np.ndarray, name: str) -> str | None:
 
 
 def zero_sum_note(a: np.ndarray, axis: int, name: str) -> str | None:
-    """The gradient of a softmax's input sums to 0 along the softmax axis; say so if it doesn't."""
+    """The gradient of an input the forward is shift-invariant in (a softmax's scores, layer
+    norm's x) sums to 0 along that axis; say so if it doesn't."""
     s = a.sum(axis=axis)
     worst = np.abs(s).max(initial=0.0)
     if np.isfinite(worst) and worst > 1e-6 * max(1.0, np.abs(a).max()):
-        return _("note: d{name} should sum to 0 along axis {axis} (the softmax is "
-                 "shift-invariant: adding a constant to all scores changes nothing); yours "
-                 "sums to up to {worst:.3g}").format(name=name, axis=axis, worst=worst)
+        return _("note: d{name} should sum to 0 along axis {axis} (the forward is "
+                 "shift-invariant there: adding one constant to every {name} along it changes "
+                 "nothing); yours sums to up to {worst:.3g}").format(name=name, axis=axis,
+                                                                      worst=worst)
     return None
 
 

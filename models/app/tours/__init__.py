@@ -14,7 +14,7 @@ from models.app.tours.book import Book, run_file
 HERE = pathlib.Path(__file__).resolve().parent
 # name -> (file, what it covers: a message, translated where --list shows it)
 TOURS = {"000": ("source_000.py", "7.1 注意力機制的誕生 (Bahdanau's four steps, √d, multi-hop memory, "
-                                  "the seven questions)"),
+                                  "the five questions)"),
          "003": ("source_003.py", "Bahdanau 与 Luong Attention (three models trained here: the "
                                   "bottleneck, the two orderings, the comparison table)"),
          "004": ("source_004.py", "Attention：模型怎样决定该看哪里？ (Bahdanau's soft read, from "

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # Source 000 — 7.1 注意力機制的誕生：從對齊模型到 Bahdanau Attention (a walkthrough)
+# # Source 000 — 7.1 注意力機制的誕生:從對齊模型到 Bahdanau Attention (a walkthrough)
 #
 # The article's seven sections in order, on this project's code. Each formula is computed by
 # the library, each number the article prints is printed beside ours (`check`: ours rounded

@@ -1,14 +1,15 @@
 # %% [markdown]
-# # 来源 003 —— Bahdanau 与 Luong Attention（逐节导读）
+# # 来源 003 — Bahdanau 与 Luong Attention（导读）
 #
-# 按原文六节的顺序，用本项目的代码，在这里训练的三个模型上逐节走一遍（远不到一分钟：
-# 10-50 秒，视机器负载而定）。三个模型做同一个任务，训练预算相同：一个固定摘要的
-# 编码器–解码器、Bahdanau 的解码器和 Luong 的解码器（通用评分，不用输入馈送，如原文
-# §3.1）。任务是复制一个由 3–8 个符号组成的字符串（`models.app.data`，"copy"），所以
-# 正确的对齐是已知的：第 i 个输出应当读取源序列的第 i 个位置。每节最后都有一件可以
-# 动手试的事；原文与本项目不同的地方，单元格里会说明。
+# 按原文六节的顺序，用本项目的代码，在这里训练的三个模型上逐节走一遍
+# （远不到一分钟：10-50 秒，视机器负载而定）。三个模型做同一个任务，训练预算相同：
+# 一个固定摘要的编码器–解码器、Bahdanau 的解码器和 Luong 的解码器
+# （通用评分函数，不用输入馈送，如原文 §3.1）。
+# 任务是复制一个由 3–8 个符号组成的字符串（`models.app.data`，"copy"），
+# 所以正确的对齐是已知的：第 i 个输出应当读取源序列的第 i 个位置。
+# 每一节都以一个可以动手试的改动结束；原文与本项目不同的地方，单元格里会说明。
 #
-#     python -m models.app.tours 003       # 运行（图写入 ./attention-tour）
+#     python -m models.app.tours 003       # 运行它（图写到 ./attention-tour）
 
 # %%
 import numpy as np
@@ -31,10 +32,10 @@ from models.vocab import pad_batch
 # %% [markdown]
 # ## 1. 从“硬对齐”到“软对齐”Attention机制的诞生背景
 #
-# 原文“固定大小的背包”：整个源序列只有一个向量。实测：三个模型以同样方式训练
-# （`compare_models`），按源序列长度统计完全匹配率，其中包括训练时从未出现过的长度
-# 9–12。固定摘要随源序列变长而下降；注意力一直撑到训练中的最大长度（8）——超过之后，
-# 两个注意力模型也同样下降：它们没有学会复制比见过的任何字符串都长的字符串。
+# 原文所说的“固定大小的背包”：整个源序列只有一个向量。实测：三个模型以同样方式训练
+# （`compare_models`），按源序列长度统计完全匹配率，其中包括训练时从未出现过的长度 9–12。
+# 固定摘要随源序列变长而下降；注意力一直撑到训练中的最大长度（8）——
+# 超过之后，两个注意力模型也同样下降：它们没有学会复制比见过的任何字符串都长的字符串。
 
 # %%
 section("1. 从“硬对齐”到“软对齐”Attention机制的诞生背景")
@@ -65,11 +66,11 @@ try_it(_("raise epochs in config: the fixed summary improves on short strings, n
 # e_tj = v_aᵀ tanh(W_a s_{t−1} + U_a h_j)（原文写作 W_a [s_{t−1}; h_j]，把 W_a 拆成两块，
 # 就是同一回事），α_t = softmax(e_t)，c_t = Σ_j α_tj h_j，
 # s_t = RNN(s_{t−1}, [y_{t−1}; c_t])，p(y_t) = softmax(W_o [s_t; c_t] + b_o)。
-# **2.2** 初始状态：原文说 s_0“取编码器最后一个时间步的隐藏状态或者编码器所有隐藏状态
-# 的均值”；**本项目的解码器从 s_0 = tanh(W · mean_j h_j + b) 开始**
-# （`BahdanauDecoder.start`），即把均值送入一个可学习的层。起始 token（原文的“start令牌”）
-# 是 BOS。计算量：每句 T · S 个分数，每个 d 次乘加（原文：“O(目标长度 * 源长度 * 隐藏层
-# 维度)”）。还有热力图：对复制任务，它应当是一条对角线。
+# **2.2** 初始状态：原文说 s_0“取编码器最后一个时间步的隐藏状态或者编码器所有隐藏状态的均值”；
+# **本项目的解码器从 s_0 = tanh(W · mean_j h_j + b) 开始**（`BahdanauDecoder.start`），
+# 即把均值送入一个可学习的层。起始 token（原文的“start令牌”）是 BOS。
+# 计算量：每句 T · S 个分数，每个 d 次乘加（原文：“O(目标长度 * 源长度 * 隐藏层维度)”）。
+# 还有热力图：对复制任务，它应当是一条对角线。
 
 # %%
 section("2. Bahdanau Attention联合学习的对齐之道")
@@ -107,13 +108,13 @@ try_it(_("decode a string of 11 symbols (longer than training) and look where th
 # %% [markdown]
 # ## 3. Luong Attention解耦与简化的高效变体
 #
-# **3.1** Luong 的顺序：先算 s_t = RNN(s_{t−1}, y_{t−1})（输入里没有上下文），再用 s_t
-# 评分——点积 sᵀh、通用 sᵀW_a h（本模型所用）、拼接 v_aᵀ tanh(W_a [s_t; h_j])——然后
-# h̃_t = tanh(W_c [c_t; s_t])，p(y_t) = softmax(W_o h̃_t + b_o)。**3.2** 原文“信息延迟”的
-# 说法：“由于s_t在计算时未看到上下文信息c_t它可能已经‘决定’了要生成什么”。在两个训练
-# 好的模型上从两方面测量：(a) s_t 究竟是否依赖这一步的读取？——求 s_t 对第 t 步所读取
-# 的键的梯度；(b) 把每次读取都换成源序列的简单平均（温度取 10¹²，
-# `Attention.temperature`，使 α 变得均匀）之后，每个模型的预测还能保住多少？
+# **3.1** Luong 的顺序：先算 s_t = RNN(s_{t−1}, y_{t−1})（输入里没有上下文向量），
+# 再用 s_t 评分——点积 sᵀh、通用 sᵀW_a h（本模型所用）、拼接 v_aᵀ tanh(W_a [s_t; h_j])——
+# 然后 h̃_t = tanh(W_c [c_t; s_t])，p(y_t) = softmax(W_o h̃_t + b_o)。
+# **3.2** 原文“信息延迟”的说法：s_t 形成时还没有看到 c_t，所以它可能已经“决定”了要生成什么。
+# 在两个训练好的模型上从两方面测量：(a) s_t 究竟是否依赖这一步的读取？——
+# 求 s_t 对第 t 步所读取的键的梯度；(b) 把每次读取都换成源序列的简单平均
+# （温度取 10¹²，`Attention.temperature`，使 α 变得均匀）之后，每个模型的预测还能保住多少？
 
 # %%
 section("3. Luong Attention解耦与简化的高效变体")
@@ -182,9 +183,9 @@ try_it(_("train Luong with input feeding (dict(..., input_feeding=True)): s_t th
 # %% [markdown]
 # ## 4. 深入对比Bahdanau vs. Luong 的五个关键维度
 #
-# 原文的对比表；凡是有测量的行，都用上面测得的结果重现（计算顺序：§3 的梯度；上下文
-# 向量整合：c_t 从哪里进入；评分函数：库里的评分函数类；开销与质量：§1 的训练）；
-# “提出时间与文献”一行取自两篇论文。
+# 原文的对比表；凡是有测量的行，都用上面测得的结果重现
+# （计算顺序：§3 的梯度；上下文向量整合：c_t 从哪里进入；评分函数：库里的评分函数类；
+# 开销与质量：§1 的那次训练）；“提出时间与文献”一行取自两篇论文。
 
 # %%
 section("4. 深入对比Bahdanau vs. Luong 的五个关键维度")
@@ -213,10 +214,10 @@ try_it(_("run python -m models compare-models for the same comparison on a longe
 # %% [markdown]
 # ## 5. 从经典Attention到现代模型的桥梁价值
 #
-# Luong 的“通用”评分函数 sᵀW h 就是 Transformer 中查询–键的乘积，取 Q = s、K = W h：
-# `scaled_dot_product_attention` 取 scale 1 时给出同样的权重。原文建议“一定要徒手实现
-# 一遍至少是前向传播过程”：这里就用 NumPy，为训练好的模型手算一次 Luong 读取，并与库的
-# 结果对照。
+# Luong 的“通用”评分函数 sᵀW h 就是 Transformer 中查询与键的乘积，取 Q = s、K = W h：
+# `scaled_dot_product_attention` 取 scale 1 时给出同样的权重。
+# 原文建议“一定要徒手实现一遍至少是前向传播过程”：这里就用 NumPy，
+# 为训练好的模型手算一次 Luong 读取，并与库的结果对照。
 
 # %%
 section("5. 从经典Attention到现代模型的桥梁价值")
@@ -247,15 +248,16 @@ try_it(_("the exercises (python -m minigrad.exercises) ask for the backward pass
 # %% [markdown]
 # ## 6. 实战中的调参经验与扩展思考
 #
-# **经验一**，双向编码器：h_j = [→h_j ; ←h_j]。**经验二**，温度：α = softmax(e / T)——
-# *降低* T 使权重更尖锐，也就是除以一个*更小*的数（原文括号里写的是“分母变大”）；还有
-# 注意力 Dropout（`Attention(dropout=)`）。**经验三**，截断注意力（原文的 Truncated
-# Attention，`window=`）：|j − t| > W 处权重为 0；以及分层 Attention
-# （`attention.hierarchical`：由词得到句子向量，由句子得到文档向量），在一个小任务上训练
-# （`python -m attention 003-hierarchical`）。**经验四**，几项检查：“对角线是否清晰”；
-# “权重是否合理”——这里指每个输出符号是否读取源序列中存放该符号的位置；是否存在“懒惰
-# 注意力”，停在 EOS 上；梯度是否经由注意力回传到源序列？（`models.app.diagnose`，也就是
-# `python -m models inspect` 报告的内容，测量后三项。）
+# **经验一**，双向编码器：h_j = [→h_j ; ←h_j]。
+# **经验二**，温度：α = softmax(e / T)——*降低* T 使权重更尖锐，也就是除以一个*更小*的数
+# （原文括号里写的是“分母变大”）；还有注意力 dropout（`Attention(dropout=)`）。
+# **经验三**，截断注意力（原文的 Truncated Attention，`window=`）：|j − t| > W 处权重为 0；
+# 以及分层注意力（`attention.hierarchical`：由词得到句子向量，由句子得到文档向量），
+# 在一个小任务上训练（`python -m attention 003-hierarchical`）。
+# **经验四**，几项检查：“对角线是否清晰”；“权重是否合理”——
+# 这里指每个输出符号是否读取源序列中存放该符号的位置；是否存在“懒惰注意力”，停在 EOS 上；
+# 梯度是否经由注意力回传到源序列？
+# （`models.app.diagnose`，也就是 `python -m models inspect` 报告的内容，测量后三项。）
 
 # %%
 section("6. 实战中的调参经验与扩展思考")

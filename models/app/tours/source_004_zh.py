@@ -1,10 +1,10 @@
 # %% [markdown]
 # # 来源 004 — Attention：模型怎样决定该看哪里？（导读）
 #
-# 按顺序走完文章的八个小节。每个公式都由本项目自己的代码（`attention/`、`models/`、`minigrad/`）
-# 计算；文章印出的每个数，都和我们算出的数并排打印（`check`：把我们的数舍入到文章的位数，
-# 一致时打 ✓）；每张图都画出来（在笔记本中内嵌显示；作为脚本运行时写成 SVG 文件）；每一节都以
-# 一个可以动手试的改动结束。
+# 按顺序走完文章的八个小节。每个公式都由本项目自己的代码（`attention/`、`models/`、
+# `minigrad/`）计算；文章印出的每个数，都和我们算出的数并排打印（`check`：
+# 把我们的数舍入到文章的位数，一致时打 ✓）；每张图都画出来（在笔记本中内嵌显示；
+# 作为脚本运行时写成 SVG 文件）；每一节都以一个可以动手试的改动结束。
 #
 #     python -m models.app.tours 004 --lang zh   # 运行它（图写到 ./attention-tour）
 #     python -m models.app.tours 004             # 英文版：source_004.py，代码相同
@@ -33,9 +33,9 @@ from models.seq2seq import decoder_inputs, masked_cross_entropy
 # %% [markdown]
 # ## 一、从人的注意力，到按需要读取信息
 #
-# 这一节还没有公式：它以一个设计要求结束——*“保留一组可用的信息，让当前的任务或状态参与决定
-# 怎样读取它们，再把读取结果用于后续判断。”* 文章其余部分搭建的正是这件事；§6 展示同一份内容
-# 被两个状态以两种方式读取。
+# 这一节还没有公式：它以一个设计要求结束——
+# *“保留一组可用的信息，让当前的任务或状态参与决定怎样读取它们，再把读取结果用于后续判断。”*
+# 文章其余部分搭建的正是这件事；§6 展示同一份内容被两个状态以两种方式读取。
 
 # %%
 section("一、从人的注意力，到按需要读取信息")
@@ -46,8 +46,8 @@ try_it(_("after §6, change STATES['A'] and see which source gains weight: the c
 # %% [markdown]
 # ## 二、没有 Attention，模型也可以处理上下文
 #
-# 递归关系 h_j = f_enc(h_{j−1}, e_src(x_j))——这里 f_enc 是一个 `GRUCell`（采用 PyTorch 的
-# 方程）——以及基本的编码器–解码器交给解码器的固定摘要 c = h_T。
+# 递归关系 h_j = f_enc(h_{j−1}, e_src(x_j))——这里 f_enc 是一个 `GRUCell`（采用 PyTorch 的方程）——
+# 以及基本的编码器–解码器交给解码器的固定摘要 c = h_T。
 
 # %%
 section("二、没有 Attention，模型也可以处理上下文")
@@ -72,10 +72,11 @@ try_it(_("make ids longer (say [[0, 1, 2, 1, 0]], ids 0-2) and loop over ids.sha
 # %% [markdown]
 # ## 三、把“只能使用摘要”改成“可以重新读取”
 #
-# 保留 h_1 … h_T；解码器每一步都从它们形成一个新的上下文向量。文章的图比较两种架构；这里的图
-# 由计算本身画出：每次读取时，*每个源位置有多少进入了解码器拿到的那个向量？* 用固定摘要
-# c = h_T 时，每次读取都是最后一个位置（权重 1）；用注意力时，是所有位置上的权重，由状态重新
-# 计算——这里是三个状态 s = −1, 0, 1 读取 §6 的源表示（`read_at`：§6 的评分函数加上 `read`）。
+# 保留 h_1 … h_T；解码器每一步都从它们形成一个新的上下文向量。文章的图比较两种架构；
+# 这里的图由计算本身画出：每次读取时，*每个源位置有多少进入了解码器拿到的那个向量？*
+# 用固定摘要 c = h_T 时，每次读取都是最后一个位置（权重 1）；用注意力时，
+# 是所有位置上的权重，由状态重新计算——这里是三个状态 s = −1, 0, 1
+# 读取 §6 的源表示（`read_at`：§6 的评分函数加上 `read`）。
 # 正如文章所说，这是“架构示意，不是训练得到的对齐”。
 
 # %%
@@ -101,10 +102,10 @@ try_it(_("add a state s = 0.5 to probe: the summary row is the same again, the a
 #
 #     e_tj = a_φ(s_{t−1}, h_j),   α_tj = exp(e_tj) / Σ_k exp(e_tk),   c_t = Σ_j α_tj h_j
 #
-# 用文章 §6 的数（状态 A）。权重都为正，总和为 1；上下文向量是和 h_j 一样的向量，有一个负
-# 分量——不是概率。然后是文章用文字说出的两件事：“Softmax 也不是数学上唯一可能的选择”（这里把
-# **sparsemax**，即到单纯形上的投影，放在它旁边——它给出精确的零），以及硬读取（argmax）不把
-# 梯度传给分数。
+# 用文章 §6 的数值（状态 A）。权重都为正，总和为 1；上下文向量是和 h_j 一样的向量，
+# 有一个负分量——不是概率。然后是文章用文字说出的两件事：
+# “Softmax 也不是数学上唯一可能的选择”（这里把 **sparsemax**，即到单纯形上的投影，
+# 放在它旁边——它给出精确的零），以及硬读取（argmax）不把梯度传给分数。
 
 # %%
 section("四、从当前需求，到一组读取权重")
@@ -148,9 +149,9 @@ try_it(_("in a softmax read every source keeps some weight; find a state s where
 #
 #     e_tj = vᵀ tanh(W_s s_{t−1} + W_h h_j + b),   W_s (d_a × d_s), W_h (d_a × d_h), v, b (d_a)
 #
-# `AdditiveScore`（它的 W_q、W_k 就是文章的 W_s、W_h）对照用 NumPy 逐项写出的公式；然后是
-# 去掉 tanh 的消融：e_j = vᵀW_s s + vᵀb + vᵀW_h h_j，其中状态只给每个分数加上同一个数（文章的
-# 说法是“所有分数共同增加的常数”），Softmax 不受它影响——权重不再依赖状态。
+# `AdditiveScore`（它的 W_q、W_k 就是文章的 W_s、W_h）对照用 NumPy 逐项写出的公式；
+# 然后是去掉 tanh 的消融：e_j = vᵀW_s s + vᵀb + vᵀW_h h_j，其中状态只给每个分数加上同一个数
+# （文章的说法是“所有分数共同增加的常数”），softmax 不受它影响——权重不再依赖状态。
 
 # %%
 section("五、早期 Attention 怎样计算“匹配”？")
@@ -185,9 +186,9 @@ try_it(_("set flat.v.data[...] = [1, 0] and rerun the cell: without tanh the wei
 # %% [markdown]
 # ## 六、同一份内容，换一种状态就换一种读取
 #
-# 文章的表：状态 A（s = −1）和 B（s = 1）的分数与权重，以及“用没有舍入的权重计算”出的两个
-# 上下文向量。它印出的每一位数字，都来自 `read_at`（`attention/demos/source_004.py`：
-# `AdditiveScore` + `read`）。
+# 文章的表：状态 A（s = −1）和 B（s = 1）的分数与权重，
+# 以及“用没有舍入的权重计算”出的两个上下文向量。它印出的每一位数字，
+# 都来自 `read_at`（`attention/demos/source_004.py`：`AdditiveScore` + `read`）。
 
 # %%
 section("六、同一份内容，换一种状态就换一种读取")
@@ -225,10 +226,11 @@ try_it(_("read equal values: h_eq = np.ones((1, 3, 2)); read(e, h_eq)[0] is (1, 
 #     ∂L/∂e_tj = α_tj g_tᵀ (h_j − c_t),   g_t = ∂L/∂c_t
 #
 # **与文章不同，在此说明：** 本项目的损失是对真实目标 token 取*平均*（`masked_cross_entropy`），
-# 文章的是*求和*：N 个 token 时 L_sum = N · L_mean，所以每个梯度都小 N 倍，而 Adam 的步长几乎
-# 不变（它把尺度除掉了，只差它的 ε；用到梯度裁剪的地方，裁剪看到的是较小的范数）。还有 s_0：
-# 文章从 y_0 = BOS 开始（“y₀ 是起始符”），没有规定 s_0；本项目的 Bahdanau 解码器从
-# s_0 = tanh(W · mean_j h_j + b) 开始（`BahdanauDecoder.start`）。
+# 文章的是*求和*：N 个 token 时 L_sum = N · L_mean，所以每个梯度都缩小到 N 分之一，
+# 而 Adam 的步长几乎不变（它会把尺度除掉，只在 ε 上有差别；用到梯度裁剪的地方，
+# 裁剪看到的是较小的范数）。还有 s_0：文章从 y_0 = BOS 开始（“y₀ 是起始符”），
+# 没有规定 s_0；本项目的 Bahdanau 解码器从 s_0 = tanh(W · mean_j h_j + b) 开始
+# （`BahdanauDecoder.start`）。
 
 # %%
 section("七、没有人标注“应该看哪里”，它怎样学会？")
@@ -267,10 +269,10 @@ try_it(_("set g = (1, -1): every h_j - c is parallel to (1, 1) here, so what do 
 # %% [markdown]
 # ## 八、从早期 Attention，走向下一种结构
 #
-# Luong 等人 2015 年的工作保留循环的编码器–解码器，但评分方式不同（点积：e_j = sᵀh_j；
-# 通用：e_j = sᵀW h_j），并且用更新*之后*的当前状态 h_t 读取，而 Bahdanau 用更新之前的
-# s_{t−1} 读取（`models/luong.py` 对照 `models/decoders.py`）。用 §6 的源表示，配一个二维
-# 状态：
+# Luong 等人 2015 年的工作保留了循环的编码器–解码器，但评分方式不同
+# （点积：e_j = sᵀh_j；通用：e_j = sᵀW h_j），并且用更新之后的*当前*状态 h_t 读取，
+# 而 Bahdanau 用更新之前的 s_{t−1} 读取（`models/luong.py` 对照 `models/decoders.py`）。
+# 用 §6 的源表示，配一个二维状态：
 
 # %%
 section("八、从早期 Attention，走向下一种结构")
