@@ -141,6 +141,8 @@ def test_000_what_its_cells_compute(ran):
     assert (np.diff(np.log(rnn)) < 0).all() and att[-1] / rnn[-1] > 1e20
     assert v["stacked_grad"] > 0 and v["gradcheck"]
     assert v["q1_sparse_zero"] and v["q3_same"] and v["q3_differ"] > 0    # weights ≠ attribution
+    one, heads = v["q1_heads"]                  # one head blends; two heads keep one value each
+    assert np.allclose(one, [0.5, 0.5], atol=1e-3) and heads[0][0] > 0.95 and heads[1][1] > 0.95
     for rho in (0.0, 0.5, 0.9):                                          # Q2: mean ρd, var d(1+ρ²)
         mean, var, want_mean, want_var = v[f"q2_{rho}"]
         assert abs(mean - want_mean) < 1.0 and abs(var / want_var - 1) < 0.05

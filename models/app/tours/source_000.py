@@ -251,7 +251,8 @@ try_it(_("python -m minigrad.gradcheck checks every op the read is built from.")
 #
 # **Q1** soft averaging blurs: a read of two different values with similar scores is a blend
 # of both; a hard read picks one (no gradient); sparsemax (`F.sparsemax`) gives exact zeros
-# and keeps a gradient; several heads can each keep one. **Q2** Var(q·k) = d for independent
+# and keeps a gradient; several heads can each keep one (measured below: two heads, each
+# projecting the same keys onto its own coordinate, read the two values apart). **Q2** Var(q·k) = d for independent
 # components; with correlated q and k (k = ρq + √(1−ρ²) z) the mean is ρd and the variance
 # d(1 + ρ²): the analysis no longer holds, and a correlated key stands out by ρ√d after scaling.
 # **Q3** attention as explanation: if the values are equal, every weighting reads the same
@@ -271,6 +272,16 @@ sparse = F.sparsemax(e).data[0]
 print(_("  Q1 soft read {soft} (a blend), hard {hard}, sparsemax weights {sparse} (an exact 0)")
       .format(soft=np.round(soft, 3), hard=hard, sparse=np.round(sparse, 3)))
 note("q1_sparse_zero", bool(sparse[2] == 0.0))
+Kq = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])    # Q1, heads: keys of the three values (S, d)
+q4 = np.array([4.0, 4.0])                                # a query as close to key 1 as to key 2
+one = scaled_dot_product_attention(q4[None, None], Kq[None], vals, scale=1.0).data[0, 0]  # (dv,)
+P = np.stack([np.diag([1.0, 0.0]), np.diag([0.0, 1.0])])  # (h, d, d): each head sees one coordinate
+heads = scaled_dot_product_attention((q4 @ P)[None, :, None], (Kq @ P)[None],
+                                     np.broadcast_to(vals, (1, 2, 3, 2)), scale=1.0).data[0, :, 0]
+print(_("  Q1 one head reads {one} (a blend); two heads, each projecting onto its own "
+        "coordinate, read {first} and {second}: each keeps one value").format(
+    one=np.round(one, 3), first=np.round(heads[0], 3), second=np.round(heads[1], 3)))
+note("q1_heads", (one, heads))
 d = 64
 q = rng.standard_normal((20000, d))
 for rho in (0.0, 0.5, 0.9):                              # Q2

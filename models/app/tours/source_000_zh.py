@@ -251,7 +251,8 @@ try_it(_("python -m minigrad.gradcheck checks every op the read is built from.")
 #
 # **Q1** “軟注意力「平均化」造成的模糊問題”：读取分数相近的两个不同的值，得到的是两者的混合；
 # 硬读取只挑一个（没有梯度）；sparsemax（`F.sparsemax`）给出精确的零，同时保留梯度；
-# 几个头可以各自保留一个。
+# 几个头可以各自保留一个（下面有测量：两个头各把同一组键投影到自己的坐标上，
+# 就把两个值分开读出来了）。
 # **Q2** 各分量独立时（「各維獨立同分布」）Var(q·k) = d；
 # q 和 k 相关时（k = ρq + √(1−ρ²) z），均值为 ρd，方差为 d(1 + ρ²)：原来的分析不再成立，
 # 而且缩放之后，相关的那个键的分数会高出 ρ√d。
@@ -274,6 +275,16 @@ sparse = F.sparsemax(e).data[0]
 print(_("  Q1 soft read {soft} (a blend), hard {hard}, sparsemax weights {sparse} (an exact 0)")
       .format(soft=np.round(soft, 3), hard=hard, sparse=np.round(sparse, 3)))
 note("q1_sparse_zero", bool(sparse[2] == 0.0))
+Kq = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])    # Q1, heads: keys of the three values (S, d)
+q4 = np.array([4.0, 4.0])                                # a query as close to key 1 as to key 2
+one = scaled_dot_product_attention(q4[None, None], Kq[None], vals, scale=1.0).data[0, 0]  # (dv,)
+P = np.stack([np.diag([1.0, 0.0]), np.diag([0.0, 1.0])])  # (h, d, d): each head sees one coordinate
+heads = scaled_dot_product_attention((q4 @ P)[None, :, None], (Kq @ P)[None],
+                                     np.broadcast_to(vals, (1, 2, 3, 2)), scale=1.0).data[0, :, 0]
+print(_("  Q1 one head reads {one} (a blend); two heads, each projecting onto its own "
+        "coordinate, read {first} and {second}: each keeps one value").format(
+    one=np.round(one, 3), first=np.round(heads[0], 3), second=np.round(heads[1], 3)))
+note("q1_heads", (one, heads))
 d = 64
 q = rng.standard_normal((20000, d))
 for rho in (0.0, 0.5, 0.9):                              # Q2
