@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from minigrad import i18n
+from minigrad.draw.common import pad  # by terminal columns: a Chinese character takes 2
 from minigrad.exercises import (all_exercises, check_file, child, copy_stubs, find, integrity,
                                 report)
 
@@ -36,7 +37,7 @@ def cmd_list(args) -> int:
     print(_(" #  name                level  status           formula"))  # the columns below
     for e, rep in zip(all_exercises(), _check_all(folder)):
         status = report.status_word(rep) if (folder / e.file).exists() else "-"
-        print(f"{e.number:2d}  {e.name:<19} {'★' * e.stars:<6} {report.pad(status, 16)} "
+        print(f"{e.number:2d}  {e.name:<19} {'★' * e.stars:<6} {pad(status, 16)} "
               f"{e.formula}")
     print("\n" + _("status is for the files in {folder}; copy the stubs with `{program} start "
                    "DIR`, then `{program} check NAME --dir DIR`").format(

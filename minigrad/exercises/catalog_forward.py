@@ -19,7 +19,7 @@ import numpy as np
 import minigrad as mg
 from minigrad import functional as F
 from minigrad.exercises.catalog import Exercise, Mistake, normal
-from minigrad.exercises.catalog_attention import _additive, _additive_cases, _gru, _read
+from minigrad.exercises.catalog_attention import GRU_CELL, _additive, _additive_cases, _gru, _read
 from minigrad.i18n import translator
 
 _ = translator("minigrad")
@@ -116,12 +116,7 @@ FORWARD_GRU = Exercise(
     formula="n = tanh(W_in x + b_in + r ⊙ (W_hn h + b_hn)), h' = (1 − z) ⊙ n + z ⊙ h",
     args=("x", "h", "W_ih", "W_hh", "b_ih", "b_hh"), outputs=("h_new",),
     forward=_gru,
-    cases=lambda rng: [normal(rng, x=(2, 3), h=(2, 2), W_ih=(6, 3), W_hh=(6, 2), b_ih=(6,),
-                              b_hh=(6,)),
-                       normal(rng, x=(1, 2), h=(1, 3), W_ih=(9, 2), W_hh=(9, 3), b_ih=(9,),
-                              b_hh=(9,)),
-                       normal(rng, x=(3, 4), h=(3, 4), W_ih=(12, 4), W_hh=(12, 4), b_ih=(12,),
-                              b_hh=(12,))],
+    cases=GRU_CELL.cases,                # the shapes of exercise 12 (other numbers: other seed)
     hints=(
         "x (B, I), h (B, H), W_ih (3H, I), W_hh (3H, H), b_ih and b_hh (3H,); h' is (B, H). "
         "gi = x @ W_ih.T + b_ih and gh = h @ W_hh.T + b_hh are (B, 3H); their column blocks "

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 import textwrap
-import unicodedata
 
+from minigrad.draw.common import columns as width  # a Chinese character takes 2 columns
 from minigrad.exercises import diagnose
 from minigrad.exercises.checker import Report
 from minigrad.exercises.integrity import printable
@@ -17,16 +17,6 @@ PROGRAM = "python -m minigrad.exercises"
 KEEP = "\ue000"  # a private-use character: ``printable`` turns any in the text into "?"
 OPENING = "（《「『【“‘(["                    # never at the end of a wrapped line
 CLOSING = "，。、；：！？）》」』】”’—…,.;:!?)]"   # never at the start of one
-
-
-def width(text: str) -> int:
-    """The columns ``text`` takes on a terminal: a Chinese character (a wide one) takes two."""
-    return sum(1 + (unicodedata.east_asian_width(c) in "WF") for c in text)
-
-
-def pad(text: str, columns: int) -> str:
-    """``text`` left-aligned in ``columns`` columns (``f"{text:<16}"`` counts characters)."""
-    return text + " " * (columns - width(text))
 
 
 def _shapes(shapes: dict) -> str:
@@ -54,7 +44,7 @@ def _wrap_wide(text: str, indent: str, more: str) -> list:
     between a wide and a narrow one, or at a space between two narrow ones ("第 1 轴" stays
     whole), but not before closing punctuation (，。）) nor after opening (（“)."""
     def wide(c):
-        return unicodedata.east_asian_width(c) in "WF"
+        return width(c) == 2
     pieces = []  # [text, spaced]: the units a line breaks between; spaced: a space before
     for word in text.split():
         for i, c in enumerate(word):
