@@ -108,7 +108,8 @@ def full(report: Report) -> str:
         for r in case.results:
             lines += _input_lines(r, case.number, said, forward)
         for problem in case.side_effects:
-            lines += wrap(problem, "  " + _("FAIL") + "  ")
+            label = "  " + _("FAIL") + "  "
+            lines += wrap(problem, label, " " * width(label))
         if case.lesson:
             lines += wrap(_("measured: {lesson}").format(lesson=case.lesson), "  ", "  ")
     lines.append("")

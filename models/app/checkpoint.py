@@ -230,7 +230,7 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
         for name, (shape, dtype) in headers.items():
             want, kinds = expected[name]
             if dtype.kind not in kinds:
-                message = (_("non-float array {name} (dtype {dtype}), expected an integer")
+                message = (_("array {name} has dtype {dtype}, expected an integer")
                            if kinds == "iu" else
                            _("non-float array {name} (dtype {dtype}), expected a float"))
                 raise ValueError(message.format(name=name, dtype=dtype))
