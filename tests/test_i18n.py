@@ -80,7 +80,8 @@ def test_a_translation_has_the_fields_of_its_message(package):
 def test_every_exercise_text_has_a_translation():
     from minigrad.exercises import all_exercises
     texts = [t for e in all_exercises()
-             for t in (e.title, *e.hints, *(m.text for m in e.mistakes), e.nan_hint, e.moral) if t]
+             for t in (e.title, e.formula, *e.hints, *(m.text for m in e.mistakes), e.nan_hint,
+                       e.moral) if t]
     missing = _untranslated("minigrad", texts)
     assert not missing, f"{len(missing)} exercise text(s) without a translation, e.g. {missing[:2]}"
 

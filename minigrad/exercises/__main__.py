@@ -38,7 +38,7 @@ def cmd_list(args) -> int:
     for e, rep in zip(all_exercises(), _check_all(folder)):
         status = report.status_word(rep) if (folder / e.file).exists() else "-"
         print(f"{e.number:2d}  {e.name:<19} {'★' * e.stars:<6} {pad(status, 16)} "
-              f"{e.formula}")
+              f"{_(e.formula)}")
     print("\n" + _("status is for the files in {folder}; copy the stubs with `{program} start "
                    "DIR`, then `{program} check NAME --dir DIR`").format(
                        folder=folder.resolve(), program=PROGRAM))

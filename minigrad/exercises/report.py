@@ -69,7 +69,7 @@ def full(report: Report) -> str:
     """Every case, every gradient: pass/fail, worst element, analytic vs numeric, diagnosis."""
     e = report.exercise
     lines = [_("{name} -- {title}:  {formula}").format(name=e.name, title=_(e.title),
-                                                        formula=e.formula)]
+                                                        formula=_(e.formula))]
     if report.status in ("no file", "broken", "not implemented"):
         for i, part in enumerate(report.message.splitlines()):
             lines += wrap(part, "    " if i else "")

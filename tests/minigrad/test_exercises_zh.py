@@ -104,7 +104,7 @@ def test_check_prints_the_diagnosis_and_the_verdict_in_chinese(check_mul):
     out = r.stdout
     e = find("mul")
     assert out.splitlines()[0] == zh("{name} -- {title}:  {formula}", name="mul",
-                                     title=ZH[e.title], formula=e.formula)
+                                     title=ZH[e.title], formula=ZH[e.formula])
     assert zh("input {number}: {shapes} ", number=2, shapes="a (2, 3, 4), b (4,)") in out
     assert out.count(" " + zh("FAIL")) >= 3 and zh("pass") in out
     broadcasting = ZH["broadcasting not undone: {name} {right} was stretched to {shape} in the "
@@ -182,8 +182,8 @@ def test_list_in_chinese_keeps_its_columns(course, capsys):
     assert header == ZH[" #  name                level  status           formula"]
     column = report.width(header) - report.width(header.split()[-1])  # where formulas start
     for e, row in zip(all_exercises(), rows):
-        assert row.endswith(" " + e.formula)
-        assert report.width(row[:len(row) - len(e.formula)]) == column, row
+        assert row.endswith(" " + ZH[e.formula])
+        assert report.width(row[:len(row) - len(ZH[e.formula])]) == column, row
     statuses = "\n".join(rows)
     assert zh("{passed}/{n} inputs pass", passed=1, n=4) in statuses
     assert zh("{passed}/{n} inputs pass", passed=0, n=3) in statuses
@@ -220,7 +220,7 @@ def test_the_exercises_texts_are_translated_where_they_are_shown():
     for e in all_exercises():  # the first line of every report: the title
         line = report.full(report.Report(e, None, "no file", "")).splitlines()[0]
         assert line == zh("{name} -- {title}:  {formula}", name=e.name, title=ZH[e.title],
-                          formula=e.formula)
+                          formula=ZH[e.formula])
     masked = find("masked_softmax")  # a NaN, with the exercise's hint on where it comes from
     rep = check_function(masked, functools.partial(numpy_vjps.VJPS["masked_softmax"],
                                                    mistake="0/0"))
