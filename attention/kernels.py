@@ -8,20 +8,20 @@ Shape letters: B batch, T queries, S keys (source positions), A attention width.
   (``tests/attention/test_attention_kernels.py`` holds each to its core class to 1e-12 in float64,
   forward and gradients); what it buys is in ``benchmarks/README.md``. First order only.
 
-``KERNELS`` extends ``minigrad.kernels.KERNELS``; the application switches them on in one
-place with ``use_kernels(model)`` (``use_core(model)`` switches back)::
+``KERNELS`` is attention's table; the one switch, ``models.kernels.use_kernels(model)``, applies
+it with minigrad's and the models' (``use_core(model)`` switches back). The attention demos,
+which may not import ``models``, apply this table alone (``attention/demos/toy.py``)::
 
-    att = use_kernels(Attention(AdditiveScore(64, 128, 64)))
+    att = swap(Attention(AdditiveScore(64, 128, 64)), KERNELS)   # minigrad.kernels.swap
 """
 from __future__ import annotations
 
 import numpy as np
 
-import minigrad.kernels
 from attention.scores import AdditiveScore, ConcatScore
 from attention.shapes import shape_str
 from minigrad.coerce import as_tensor
-from minigrad.kernels import swap, tanh_
+from minigrad.kernels import tanh_
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
 
@@ -56,7 +56,7 @@ def additive_tanh(q, k, v) -> Tensor:
         gv = g.reshape(-1) @ u.reshape(-1, A) if v.requires_grad else None  # (A,)
         return d.sum(axis=-2), (d.sum(axis=1) if three else d), gv
     return Tensor._from_op(e, (q, k, v), once_differentiable(
-        vjp, "additive_tanh", "the core AdditiveScore / ConcatScore (attention.kernels.use_core)"),
+        vjp, "additive_tanh", "the core AdditiveScore / ConcatScore (models.kernels.use_core)"),
         "additive_tanh")
 
 
@@ -76,15 +76,4 @@ class FusedConcatScore(ConcatScore):
         return additive_tanh(q, k, self.v)                    # (B, [T,] S)
 
 
-KERNELS = {**minigrad.kernels.KERNELS, AdditiveScore: FusedAdditiveScore,
-           ConcatScore: FusedConcatScore}
-
-
-def use_kernels(module):
-    """Switch ``module``'s submodules (itself included) to their kernels; returns ``module``."""
-    return swap(module, KERNELS)
-
-
-def use_core(module):
-    """Switch every kernel in ``module`` back to its core class; returns ``module``."""
-    return minigrad.kernels.use_core(module, KERNELS)
+KERNELS = {AdditiveScore: FusedAdditiveScore, ConcatScore: FusedConcatScore}  # core -> kernel

@@ -36,27 +36,29 @@ def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask",
     when the mask is not boolean or does not fit.
     """
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
     if mask.dtype != bool:
         raise ValueError(f"{who}: {role} must be a boolean array (True = may be attended), "
                          f"got dtype {mask.dtype}")
-    nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
-    if broadcast:
-        fits = mask.ndim <= nd and all(m in (1, n) for m, n in
-                                       zip(mask.shape[::-1], scores_shape[::-1]))
-        if fits:
-            return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)
-        raise ValueError(f"{who}: {role} {tuple(mask.shape)} does not broadcast to {what} "
-                         f"{shape_str(scores_shape, scores_letters(nd))} (key padding (B, S) "
-                         f"is ({B}, 1, {S}) here)")
-    if mask.shape == (B, S):
+    if broadcast and mask.ndim <= nd and all(m in (1, n) for m, n in
+                                             zip(mask.shape[::-1], scores_shape[::-1])):
+        return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)
+    if not broadcast and mask.shape == (B, S):
         return mask.reshape((B,) + (1,) * (nd - 2) + (S,))
-    if nd > 2 and mask.ndim == nd:
-        try:
-            if np.broadcast_shapes(mask.shape, scores_shape) == tuple(scores_shape):
-                return mask
-        except ValueError:
-            pass
+    if not broadcast and nd > 2 and mask.ndim == nd and all(
+            m in (1, n) for m, n in zip(mask.shape, scores_shape)):
+        return mask
+    refuse_mask(mask, scores_shape, who, role, what, broadcast)
+
+
+def refuse_mask(mask, scores_shape: tuple, who: str, role: str, what: str, broadcast: bool):
+    """The ValueError of ``as_mask`` for a mask that does not fit the scores."""
+    nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
     letters = scores_letters(nd)
+    if broadcast:
+        raise ValueError(f"{who}: {role} {tuple(mask.shape)} does not broadcast to {what} "
+                         f"{shape_str(scores_shape, letters)} (key padding (B, S) "
+                         f"is ({B}, 1, {S}) here)")
     also = f" or {nd} axes broadcastable to {shape_str(scores_shape, letters)}" if nd > 2 else ""
     if nd > 2 and mask.ndim == 2:
         also += "; a 2-D mask is (B, S) key padding; give a per-query (T, S) mask as (1, T, S)"

@@ -37,24 +37,36 @@ def attend(scores, values, mask=None) -> tuple:
 
 
 def read(scores, values, mask=None) -> tuple:
-    """``(context, weights)`` as ``attend`` gives them (mask True = attend), c as one op: "read"."""
+    """``(context, weights)`` as ``attend`` gives them (mask True = attend), c as one op: "read".
+    Checks its inputs, then reads with ``read_checked``."""
     e, h, mask = read_inputs("read", scores, values, mask)
+    return read_checked(e, h, mask, "read")
+
+
+def read_checked(e, h, mask, who: str) -> tuple:
+    """The read op, for inputs already checked (``read_inputs``): Tensors e (B, [T,] S) and
+    h (B, S, D) that fit, the mask ready to broadcast (or None); ``who`` names the caller."""
     weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
-    c = check_masked_values("read", weighted_sum(weights.data, h.data), h, mask)  # (B, [T,] D)
+    c = check_masked_values(who, weighted_sum(weights.data, h.data), h, mask)  # (B, [T,] D)
 
     def vjp(xp, g, c, e, h):                                         # g (B, [T,] D)
         a = xp.saved(weights.data, lambda: weights)  # α (B, [T,] S); under create_graph, weights
-        ge = score_grad(a, h, c, g)                                  # (B, [T,] S)
+        ge = score_gradient(a, h, c, g)                              # (B, [T,] S)
         if a.ndim == h.ndim - 1:                                     # one query: α_j g
             return ge, a[..., :, None] * g[..., None, :]             # (B, S, D)
         return ge, a.swapaxes(-1, -2) @ g                            # (B, S, D): Σ_t α_tj g_t
     return Tensor._from_op(c, (e, h), vjp, "read"), weights
 
 
-def score_grad(weights, values, context, grad_context):
+def score_gradient(a, h, c, g):
     """∂L/∂e_j = α_j g·(h_j − c) for every j: weights α (B, [T,] S), values h (B, S, D), context
-    c and grad_context g (B, [T,] D); arrays, or Tensors (then the result is differentiable)."""
-    a, h, c, g = score_grad_inputs(weights, values, context, grad_context)
+    c and its gradient g (B, [T,] D); arrays, or Tensors (then the result is differentiable)."""
     g_dot_h = weighted_sum(g, h.swapaxes(-1, -2))                    # (B, [T,] S): g·h_j
     g_dot_c = (g * c).sum(axis=-1, keepdims=True)                    # (B, [T,] 1): g·c
     return a * (g_dot_h - g_dot_c)                                   # (B, [T,] S)
+
+
+def score_grad(weights, values, context, grad_context):
+    """``score_gradient`` for a user's inputs, checked: weights α (B, [T,] S), values
+    h (B, S, D), context c and grad_context g (B, [T,] D)."""
+    return score_gradient(*score_grad_inputs(weights, values, context, grad_context))

@@ -21,7 +21,7 @@ import numpy as np
 
 from attention.checks import check_masked_values, check_options, check_read, checked_mask
 from attention.masking import as_mask, check_temperature, window_mask
-from attention.read import read, weighted_sum
+from attention.read import read_checked, weighted_sum
 from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F, init
 from minigrad.coerce import as_tensor, pair
@@ -262,7 +262,7 @@ class Attention(Module):
         scores, values = pair(scores, values)
         check_read("Attention", scores, values)                     # errors name Attention
         if mask is not None:                                        # keys there: finite
-            mask = checked_mask("Attention", mask, scores, keys)     # (B, [1|T,] S)
+            mask = checked_mask("Attention", mask, scores, keys)    # (B, [1|T,] S)
         if self.dropout > 0 and self.training:                      # read with α̃, return α
             if rng is None:
                 raise ValueError(f"Attention: dropout={self.dropout} in training mode needs "
@@ -271,7 +271,7 @@ class Attention(Module):
             kept = F.dropout(weights, self.dropout, rng=rng)         # α ⊙ m / (1 − p)  (B, [T,] S)
             context = weighted_sum(kept, values)                    # (B, [T,] Dv)
             return check_masked_values("Attention", context, values, mask), weights
-        return read(scores, values, mask)                           # (B, [T,] Dv), (B, [T,] S)
+        return read_checked(scores, values, mask, "Attention")      # (B, [T,] Dv), (B, [T,] S)
 
     def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
         """The mask (or all True) and |j − t| ≤ W, broadcast to the scores' shape."""

@@ -10,16 +10,15 @@ __version__ = "0.1.0"
 from minigrad.modes import detect_anomaly, no_grad
 from minigrad.autograd import grad
 from minigrad.tensor import Tensor, tensor
-from minigrad import xp  # noqa: F401  (gives the engine its two VJP namespaces)
-from minigrad.ops import (add, sub, mul, div, neg, pow, rpow, astype, exp, log, sqrt, tanh,
-                          sigmoid, abs, relu, sum, mean, max, logsumexp, matmul, sign, sin, cos,
-                          log1p, expm1, maximum, minimum, clip, min, prod, var, std, argmax,
-                          argmin, cumsum, erf, outer, tensordot, einsum, power)
+from minigrad.ops import (add, sub, mul, div, neg, pow, power, rpow, astype, exp, log, sqrt, tanh,
+                          sigmoid, abs, relu, sum, mean, logsumexp, matmul)
 from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,
-                                concatenate, stack, split, getitem, scatter, where, masked_fill,
+                                concatenate, stack, split, getitem, scatter, where, masked_fill)
+from minigrad.catalogue import (sign, sin, cos, log1p, expm1, erf, maximum, minimum, clip, max, min,
+                                prod, var, std, argmax, argmin, cumsum, outer, tensordot, einsum,
                                 tril, triu, take_along_axis, pad, repeat, tile)
 from minigrad.serialization import save, load
-from minigrad import functional, init, nn, optim
+from minigrad import catalogue, functional, init, nn, optim
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",
@@ -30,5 +29,5 @@ __all__ = [
     "reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to",
     "concatenate", "stack", "split", "getitem", "scatter", "where", "masked_fill",
     "tril", "triu", "take_along_axis", "pad", "repeat", "tile",
-    "functional", "init", "nn", "optim",
+    "catalogue", "functional", "init", "nn", "optim",
 ]

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import checks
-from minigrad.engine import Tensor, _run
+from minigrad.engine import Tensor, run_backward
+from minigrad.tensor import initial_gradient
+from minigrad.xp import ARRAYS, TENSORS
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
@@ -34,9 +35,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
                            "requires_grad=True)")
     if not all(i.requires_grad for i in inputs):
         raise ValueError("grad: every input must have requires_grad=True")
-    seeds = [checks.seed(o, g, create_graph, Tensor) for o, g in zip(outputs, grad_outputs)]
+    seeds = [initial_gradient(o, g, create_graph) for o, g in zip(outputs, grad_outputs)]
     retain = create_graph if retain_graph is None else retain_graph
-    found = _run(outputs, seeds, retain, create_graph, wanted=set(inputs))
+    xp = TENSORS if create_graph else ARRAYS
+    found = run_backward(outputs, seeds, xp, retain, wanted=set(inputs))
     if create_graph:
         result = tuple(found[i] if i in found else Tensor(np.zeros_like(i.data)) for i in inputs)
     else:  # copies, as for .grad: a VJP may hand the same (or a read-only) array to two inputs

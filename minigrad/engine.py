@@ -1,11 +1,12 @@
 """The engine: a Tensor that records how it was made, and reverse mode back through the record.
 
-``backward()`` orders the graph (iteratively: a 100 000-op chain works), calls each op's VJP
-once, sums each gradient back to its parent's shape, accumulates, fills the leaves' ``.grad``
-and frees the graph (a small one keeps its shape and gradients, for ``draw_graph``). A VJP
-``vjp(xp, g, out, *inputs)`` returns one gradient (or None) per input given g = ∂L/∂out: one
+An op makes its result with ``Tensor._from_op(data, parents, vjp, name)``. A VJP
+``vjp(xp, g, out, *inputs)`` returns one gradient (or None) per input, given g = ∂L/∂out: one
 formula, run on arrays with NumPy as ``xp`` or, under ``create_graph=True``, on Tensors with
-minigrad's ops (``xp.py``). Checks: ``checks.py``; operators and methods: ``tensor.py``.
+minigrad's ops (``xp.py``; ``Tensor.backward`` in ``tensor.py`` picks the namespace).
+``run_backward`` orders the graph (iteratively: a 100 000-op chain works), calls each VJP once,
+sums each gradient back to its parent's shape, accumulates into the leaves' ``.grad`` and frees
+the graph. Operators and methods are attached in ``tensor.py``.
 """
 from __future__ import annotations
 
@@ -14,44 +15,61 @@ import numpy as np
 from minigrad import checks
 from minigrad.modes import mode
 
-NAMESPACES = {}  # create_graph (False/True) -> the ``xp`` VJPs compute with (filled by xp.py)
-
 
 class Tensor:
     """An array ``data`` with ``grad``; made by an op, also its ``_parents`` and ``_vjp``."""
 
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
-                 "_epoch", "_kept", "__weakref__")  # _kept: (parents, gradient) after backward
+                 "_pass", "_kept", "__weakref__")  # _kept: what backward keeps for drawing
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
         self.data = checks.as_array(data.data if isinstance(data, Tensor) else data, dtype, requires_grad)
-        self.grad, self.requires_grad = None, bool(requires_grad)
-        self._parents, self._vjp, self._op, self._epoch = (), None, "leaf", -1
+        self.grad = None
+        self.requires_grad = bool(requires_grad)
+        self._parents = ()
+        self._vjp = None
+        self._op = "leaf"
+        self._pass = -1
 
     @staticmethod
     def _from_op(data, parents: tuple, vjp, op: str) -> "Tensor":
-        """The result of op ``op``, recording ``parents`` and ``vjp`` if a parent needs grad."""
+        """The result of op ``op``, recording ``parents`` and ``vjp`` if a parent needs grad.
+        A leaf read by the graph keeps a copy of its bytes, to catch a change made in place
+        before backward (``check_saved``)."""
         t = Tensor.__new__(Tensor)
-        t.data, t.grad, t._op, t._parents, t._vjp, t._epoch = np.asarray(data), None, op, (), None, -1
+        t.data = np.asarray(data)
+        t.grad = None
+        t._op = op
+        t._pass = -1
         t.requires_grad = mode.grad_enabled and any([p.requires_grad for p in parents])
-        if t.requires_grad:
-            t._parents, t._vjp, epoch = parents, vjp, mode.epoch
-            for p in parents:
-                if p._vjp is None and p._epoch != epoch:  # a leaf, first seen this epoch
-                    p._snapshot, p._epoch = p.data.tobytes(), epoch
+        t._parents = parents if t.requires_grad else ()
+        t._vjp = vjp if t.requires_grad else None
+        for p in t._parents:
+            if p._vjp is None and p._pass != mode.backward_pass:  # a leaf, first seen
+                p._snapshot = p.data.tobytes()
+                p._pass = mode.backward_pass
         if mode.anomaly:
             checks.check_finite(t.data, op, "forward", t, parents)
         return t
 
-    def backward(self, grad=None, retain_graph: bool | None = None, create_graph: bool = False):
-        """Accumulate ∂self/∂leaf into every leaf's ``.grad``; ``grad`` seeds a non-scalar self.
-        ``create_graph=True`` records the backward pass too (each ``.grad`` is then a Tensor)."""
-        seed = checks.seed(self, grad, create_graph, Tensor)  # ∂self/∂self: 1, or the grad given
-        _run([self], [seed], create_graph if retain_graph is None else retain_graph, create_graph)
+
+def check_saved(order) -> None:
+    """Refuse backward if a leaf's data changed in place since the graph read it: the VJPs read
+    those data, so the gradients would be silently wrong."""
+    for leaf in order:
+        if leaf._vjp is None and leaf._pass >= 0 and leaf.data.tobytes() != leaf._snapshot:
+            node, k = next((n, k) for n in order for k, p in enumerate(n._parents) if p is leaf)
+            raise RuntimeError(
+                f"backward: input {k} of op '{node._op}' (a tensor of shape {leaf.shape}) was "
+                f"changed in place after the op saved it for backward, so the gradients would "
+                f"be wrong. Change a tensor's data only after backward() has used it, or give "
+                f"it a new array (t.data = new_array) before recording the graph.")
 
 
-FREED = lambda xp, g, out, *inputs: None  # noqa: E731  (a freed node's VJP: _run refuses it)
+KEEP_NODES = 500  # a graph this small keeps its shape and gradients when backward frees it,
+KEEP_NUMBERS = 100_000  # so that draw_graph can draw it after backward (``Tensor._kept``)
+FREED = lambda xp, g, out, *inputs: None  # noqa: E731  (a freed node's VJP: refused)
 
 
 def topological_order(roots) -> list:
@@ -75,21 +93,26 @@ def topological_order(roots) -> list:
 def unbroadcast(grad, shape: tuple, dtype, op: str = "?"):
     """Sum ``grad`` back to ``shape``: the adjoint of broadcasting, which aligns shapes from
     the right, prepends axes and stretches size-1 axes (each summed over here)."""
+    if grad.ndim > len(shape):
+        grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
     if grad.shape != shape:
-        grad = grad.sum(axis=tuple(range(grad.ndim - len(shape)))) if grad.ndim > len(shape) else grad
-        grad = grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1),
-                        keepdims=True)
-        checks.check_unbroadcast(grad, shape, op)
+        grad = grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+    if grad.shape != shape:
+        checks.refuse_unbroadcast(grad, shape, op)
     return grad if grad.dtype == dtype else grad.astype(dtype)  # float32 stays float32
 
 
-def _run(roots, seeds, retain_graph: bool, create_graph: bool, wanted=None) -> dict:
-    """The reverse-mode loop: from the roots back, pop a node's gradient, call its VJP, add what
-    it returns into its parents' gradients; fill leaves' ``.grad`` (or return ``wanted``'s)."""
+def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
+    """The reverse-mode loop: from the roots back, pop a node's gradient, call its VJP with the
+    namespace ``xp``, add what it returns into its parents' gradients; fill leaves' ``.grad``
+    (or return the gradients of the nodes in ``wanted``)."""
     order = topological_order(roots)
-    checks.check_saved(order)
-    mode.epoch, anomaly, keep = mode.epoch + 1, mode.anomaly, checks.small(order, retain_graph)
-    xp, grads, found = NAMESPACES[create_graph], {}, {}
+    check_saved(order)
+    mode.backward_pass += 1
+    keep = not retain_graph and len(order) <= KEEP_NODES and \
+        sum([n.data.size for n in order]) <= KEEP_NUMBERS
+    on_tensors = isinstance(seeds[0], Tensor)
+    grads, found = {}, {}
     for root, seed in zip(roots, seeds):
         grads[root] = grads[root] + seed if root in grads else seed
     for node in reversed(order):
@@ -100,21 +123,24 @@ def _run(roots, seeds, retain_graph: bool, create_graph: bool, wanted=None) -> d
             found[node] = g
         if node._vjp is None:  # a leaf: .grad is its own array (a Tensor under create_graph)
             if wanted is None and node.grad is None:  # its own copy: g may be a VJP's view
-                node.grad = g if create_graph else np.array(g)
+                node.grad = g if on_tensors else np.array(g)
             elif wanted is None:
                 node.grad += g  # in place, as PyTorch accumulates
             continue
         if node._vjp is FREED:
             checks.refuse_freed(node._op)
-        inputs = node._parents if create_graph else [p.data for p in node._parents]
-        parent_grads = node._vjp(xp, g, node if create_graph else node.data, *inputs)
-        checks.check_arity(node, parent_grads)
+        inputs = node._parents if on_tensors else [p.data for p in node._parents]
+        parent_grads = node._vjp(xp, g, node if on_tensors else node.data, *inputs)
+        if len(parent_grads) != len(node._parents):
+            checks.refuse_arity(node, parent_grads)
         for p, pg in zip(node._parents, parent_grads):
             if pg is not None and p.requires_grad:
                 pg = unbroadcast(pg, p.data.shape, p.data.dtype, node._op)
-                if anomaly:
+                if mode.anomaly:
                     checks.check_finite(pg, node._op, "backward", node, node._parents)
                 grads[p] = grads[p] + pg if p in grads else pg  # a parent read twice: the sum
-        if not retain_graph:  # release the parents, so the intermediates can go (unless kept)
-            node._kept, node._parents, node._vjp = keep and (node._parents, g), (), FREED
+        if not retain_graph:  # release the parents, so the intermediates can go
+            node._kept = (node._parents, g) if keep else None
+            node._parents = ()
+            node._vjp = FREED
     return found

@@ -6,7 +6,7 @@ standard ``gettext`` catalogs.
     print(_("{n} of {total} numbers agree").format(n=3, total=4))
 
 Each package keeps its catalog in ``<package>/locale/zh/LC_MESSAGES/<package>.mo``, compiled
-from the reviewed ``.po`` files beside it by ``python -m benchmarks.catalogs --write`` (a
+from the reviewed ``.po`` files beside it by ``python -m minigrad.i18n_build --write`` (a
 maintainer's script; the tests check that the ``.mo`` is in step, and that every message has
 a translation). English is the text in the code, so English needs no catalog.
 

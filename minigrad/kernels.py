@@ -6,9 +6,10 @@ reference: every module is composed from primitive ops, so autograd derives its 
 the same numbers faster (one graph node with a hand-written backward, fewer temporaries), and is
 tested equal to the core to 1e-12 in float64 (``tests/minigrad/test_nn_ops.py, tests/attention/test_attention_kernels.py, tests/models/test_model_kernels.py``).
 
-Each package has a ``kernels`` module with a table ``KERNELS = {CoreClass: KernelClass}`` that
-extends the one below it (``minigrad`` < ``attention`` < ``models``), and ``use_kernels(model)``
-swaps, in place, the class of every submodule the table names. The application switches them on
+Each package has a ``kernels`` module with a table ``KERNELS = {CoreClass: KernelClass}`` of its
+own kernels (``minigrad`` < ``attention`` < ``models``), and no switch: the one switch is
+``models.kernels.use_kernels(model)``, which names the three tables and swaps, in place, the
+class of every submodule one of them names (``swap`` below). The application switches them on
 in exactly one place (``models.app``'s model builder); nothing in the core reads a flag::
 
     model = use_kernels(Seq2Seq(config))   # same parameters, same numbers, faster steps
@@ -28,25 +29,18 @@ from minigrad.nn_ops import GELU_A, GELU_C, check_layer_norm
 from minigrad.xp import once_differentiable
 
 
-def swap(module, table: dict):
+def swap(module, table: dict, back: bool = False):
     """Give every submodule of ``module`` (itself included) whose class ``table`` names the class
-    ``table`` maps it to. Parameters and state are untouched: a kernel adds no attributes."""
+    ``table`` maps it to; ``back``: every kernel of ``table`` its core class again. Parameters and
+    state are untouched: a kernel adds no attributes. Returns ``module``. The mechanism under
+    ``models.kernels.use_kernels`` / ``use_core``, which apply every package's table."""
+    if back:
+        table = {kernel: core for core, kernel in table.items()}
     for m in list(module.modules()):
         new = table.get(type(m))
         if new is not None:
             m.__class__ = new
     return module
-
-
-def use_kernels(module):
-    """Switch ``module``'s submodules to their kernels (``KERNELS``); returns ``module``."""
-    return swap(module, KERNELS)
-
-
-def use_core(module, table: dict | None = None):
-    """Switch every kernel in ``module`` back to its core class; returns ``module``."""
-    table = KERNELS if table is None else table
-    return swap(module, {kernel: core for core, kernel in table.items()})
 
 
 # ---- tanh and σ in place, for the kernels' elementwise work ---------------------------------

@@ -16,11 +16,11 @@ _threads = itertools.count()  # numbers each thread's first use of ``mode``
 
 class _Mode(threading.local):
     """Engine state, one copy per thread. Read by every op, changed only by the two context
-    managers below (and ``epoch`` by backward).
+    managers below (and ``backward_pass`` by backward).
 
-    ``epoch`` counts this thread's backward passes: a leaf's bytes are snapshot once per epoch
-    for the saved-leaf check (``checks.check_saved``). Each thread counts in its own range
-    (thread k from k·2⁴⁰), so two threads never share an epoch number: a leaf last seen by
+    ``backward_pass`` counts this thread's backward passes: a leaf's bytes are snapshot once
+    per pass for the saved-leaf check (``engine.check_saved``). Each thread counts in its own range
+    (thread k from k·2⁴⁰), so two threads never share a pass number: a leaf last seen by
     another thread is always snapshot afresh. Threads that share no tensors are checked as if
     each ran alone. A leaf shared by threads keeps one snapshot (the last thread's): changing it
     while another thread's graph holds it is a data race, which that check may not catch.
@@ -30,7 +30,7 @@ class _Mode(threading.local):
     anomaly = False
 
     def __init__(self):  # run once in each thread, on its first use of ``mode``
-        self.epoch = next(_threads) << 40
+        self.backward_pass = next(_threads) << 40
 
 
 mode = _Mode()

@@ -1,4 +1,5 @@
-"""Ops that move, select or combine elements without arithmetic.
+"""Ops that move, select or combine elements without arithmetic: the lesson's shape ops, read
+after ``ops.py`` (``tril``, ``pad``, ``tile`` and the others no model uses: ``catalogue.py``).
 
 Their VJPs route the gradient back to where each element came from: a reshape is undone by
 reshaping, a transpose by the inverse permutation, a selection by scattering (adding) the
@@ -16,6 +17,10 @@ from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes
 from minigrad.engine import Tensor
 
 
+def _data(i):
+    return i.data if isinstance(i, Tensor) else i
+
+
 def reshape(x, shape) -> Tensor:
     """Same elements, new shape. The VJP reshapes back."""
     x = as_tensor(x)
@@ -27,17 +32,20 @@ def reshape(x, shape) -> Tensor:
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "reshape")
 
 
+def _check_permutation(x, axes) -> tuple:
+    """``transpose``'s axes, normalized, and a permutation of x's axes."""
+    axes = tuple(normalize_axis(a, x.shape, "transpose") for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} "
+                         f"axes of a tensor of shape {x.shape}")
+    return axes
+
+
 def transpose(x, axes=None) -> Tensor:
-    """Permute axes (reverse them when ``axes`` is None). The VJP applies the inverse permutation."""
+    """Permute axes (reverse them when ``axes`` is None). The VJP applies the inverse
+    permutation, argsort(axes)."""
     x = as_tensor(x)
-    if axes is None:
-        axes = tuple(range(x.ndim))[::-1]
-    else:
-        axes = tuple(normalize_axis(a, x.shape, "transpose") for a in axes)
-        if sorted(axes) != list(range(x.ndim)):
-            raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} "
-                             f"axes of a tensor of shape {x.shape}")
-    # the inverse permutation, argsort(axes)
+    axes = tuple(range(x.ndim))[::-1] if axes is None else _check_permutation(x, axes)
     inverse = tuple(sorted(range(x.ndim), key=axes.__getitem__))
     return Tensor._from_op(x.data.transpose(axes), (x,),
                            lambda xp, g, out, x: (g.transpose(inverse),), "transpose")
@@ -83,28 +91,31 @@ def broadcast_to(x, shape) -> Tensor:
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g,), "broadcast_to")
 
 
-def concatenate(tensors, axis: int = 0) -> Tensor:
-    """Join along an existing axis. The VJP splits the gradient at the same boundaries."""
+def _some_tensors(op, tensors) -> list:
+    """The inputs of a join, as Tensors (``as_tensors``): at least one."""
     tensors = as_tensors(tensors)
     if not tensors:
-        raise ValueError("concatenate: needs at least one tensor")
+        raise ValueError(f"{op}: needs at least one tensor")
+    return tensors
+
+
+def concatenate(tensors, axis: int = 0) -> Tensor:
+    """Join along an existing axis. The VJP splits the gradient at the same boundaries."""
+    tensors = _some_tensors("concatenate", tensors)
     axis = normalize_axis(axis, tensors[0].shape, "concatenate")
     try:
         out = np.concatenate([t.data for t in tensors], axis=axis)
     except ValueError:
         raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} do not match "
                          f"outside axis {axis}") from None
-    # the split points: where each input ends, but the last
-    bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]
+    bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]  # where each ends
     return Tensor._from_op(out, tuple(tensors),
                            lambda xp, g, out, *xs: tuple(xp.split(g, bounds, axis)), "concatenate")
 
 
 def stack(tensors, axis: int = 0) -> Tensor:
     """Join along a new axis. The VJP takes each slice of the gradient back."""
-    tensors = as_tensors(tensors)
-    if not tensors:
-        raise ValueError("stack: needs at least one tensor")
+    tensors = _some_tensors("stack", tensors)
     axis = normalize_axis(axis, tensors[0].shape, "stack", tensors[0].ndim + 1)
     try:
         out = np.stack([t.data for t in tensors], axis=axis)
@@ -114,38 +125,34 @@ def stack(tensors, axis: int = 0) -> Tensor:
                            lambda xp, g, out, *xs: tuple(xp.unstack(g, axis)), "stack")
 
 
+def _split_bounds(shape, axis, indices_or_sections) -> list:
+    """Where ``split``'s pieces begin and end along ``axis``, by NumPy's rules: k equal sections
+    (k must divide the length), or the given split indices (clipped to the length)."""
+    n = shape[axis]
+    if np.ndim(indices_or_sections) != 0:
+        return [0] + [min(int(i), n) for i in indices_or_sections] + [n]
+    k = int(indices_or_sections)
+    if k <= 0 or n % k:
+        raise ValueError(f"split: axis {axis} of shape {shape} does not divide into {k} "
+                         f"equal sections")
+    return [i * (n // k) for i in range(k + 1)]  # n = 0 gives k empty pieces, as NumPy
+
+
 def split(x, indices_or_sections, axis: int = 0) -> list:
     """Split into pieces along ``axis`` (NumPy's rules); each piece is a slice of ``x``."""
     x = as_tensor(x)
     axis = normalize_axis(axis, x.shape, "split")
-    n = x.shape[axis]
-    if np.ndim(indices_or_sections) == 0:
-        k = int(indices_or_sections)
-        if k <= 0 or n % k:
-            raise ValueError(f"split: axis {axis} of shape {x.shape} does not divide into {k} "
-                             f"equal sections")
-        bounds = [i * (n // k) for i in range(k + 1)]  # n = 0 gives k empty pieces, as NumPy
-    else:
-        bounds = [0] + [min(int(i), n) for i in indices_or_sections] + [n]
-    index = [slice(None)] * x.ndim
-    pieces = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
-        index[axis] = slice(lo, hi)
-        pieces.append(getitem(x, tuple(index)))
-    return pieces
+    bounds = _split_bounds(x.shape, axis, indices_or_sections)
+    before = (slice(None),) * axis
+    return [getitem(x, before + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
 def getitem(x, index) -> Tensor:
-    """``x[index]`` with slices, ints, integer arrays or boolean masks.
-
-    The VJP scatters ``g`` into zeros shaped like ``x`` (``scatter``); with integer arrays
-    the same element may be picked several times, and its gradients then add up.
-    """
+    """``x[index]`` with slices, ints, integer arrays or boolean masks (Tensors in the index
+    read as their data). The VJP scatters ``g`` into zeros shaped like ``x`` (``scatter``); with
+    integer arrays the same element may be picked several times, and its gradients add up."""
     x = as_tensor(x)
-    if isinstance(index, Tensor):
-        index = index.data
-    elif isinstance(index, tuple):
-        index = tuple(i.data if isinstance(i, Tensor) else i for i in index)
+    index = tuple(map(_data, index)) if isinstance(index, tuple) else _data(index)
     try:
         out = x.data[index]
     except IndexError as e:
@@ -155,11 +162,8 @@ def getitem(x, index) -> Tensor:
 
 
 def scatter(values, index, shape) -> Tensor:
-    """Zeros of ``shape`` with ``values`` added at ``index``; repeated indices add up.
-
-    The adjoint of ``getitem``: ``scatter(g, index, x.shape)`` is getitem's VJP, and the VJP
-    of ``scatter`` picks ``g[index]`` back out, so each is the other's derivative.
-    """
+    """Zeros of ``shape`` with ``values`` added at ``index`` (repeated indices add up): the
+    adjoint of ``getitem``, whose VJP it is, and whose VJP ``g[index]`` is getitem's."""
     values = as_tensor(values)
     shape = tuple(shape)
     try:
@@ -196,96 +200,23 @@ def where(condition, a, b) -> Tensor:
                                                                  xp.where(cond, 0, g)), "where")
 
 
-def masked_fill(x, mask, value: float) -> Tensor:
-    """``value`` where ``mask`` is True, ``x`` elsewhere (PyTorch's polarity: True = fill).
-
-    The filled positions get zero gradient.
-    """
-    x = as_tensor(x)
-    mask = boolean_mask("masked_fill", "mask", mask)
+def _check_fill_mask(mask, shape) -> np.ndarray:
+    """``masked_fill``'s mask broadcasts to the tensor's shape without enlarging it."""
     try:
-        out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
+        full = np.broadcast_shapes(mask.shape, shape)
     except ValueError:
         raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to "
-                         f"the tensor's shape {x.shape}") from None
-    if out.shape != x.shape:
+                         f"the tensor's shape {shape}") from None
+    if full != shape:
         raise ValueError(f"masked_fill: mask of shape {mask.shape} would enlarge the tensor's "
-                         f"shape {x.shape} to {out.shape}")
+                         f"shape {shape} to {full}")
+    return mask
+
+
+def masked_fill(x, mask, value: float) -> Tensor:
+    """``value`` where ``mask`` is True, ``x`` elsewhere (PyTorch's polarity: True = fill).
+    The filled positions get zero gradient."""
+    x = as_tensor(x)
+    mask = _check_fill_mask(boolean_mask("masked_fill", "mask", mask), x.shape)
+    out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(mask, 0, g),), "masked_fill")
-
-
-def _triangle(op, fn, x, k):
-    x = as_tensor(x)
-    if x.ndim < 2:
-        raise ValueError(f"{op}: needs at least 2 dimensions (a matrix, or a batch of them), "
-                         f"got shape {x.shape}")
-    keep = fn(np.ones(x.shape[-2:], bool), k)  # (rows, cols): a constant mask
-    return Tensor._from_op(fn(x.data, k), (x,), lambda xp, g, out, x: (g * keep,), op)
-
-
-def tril(x, k: int = 0) -> Tensor:
-    """The lower triangle of the last two axes: elements with col − row ≤ k, zeros above.
-    d/dx = the same mask."""
-    return _triangle("tril", np.tril, x, k)
-
-
-def triu(x, k: int = 0) -> Tensor:
-    """The upper triangle of the last two axes: elements with col − row ≥ k, zeros below."""
-    return _triangle("triu", np.triu, x, k)
-
-
-def take_along_axis(x, indices, axis) -> Tensor:
-    """``np.take_along_axis`` (PyTorch's ``gather``): out[..., i, ...] = x[..., indices[..., i,
-    ...], ...] along ``axis`` (None: of the flattened x). A getitem with the index spelled out
-    for every axis, so its VJP is getitem's: g scattered (added) back where each element came
-    from."""
-    x = as_tensor(x)
-    idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
-    if idx.dtype.kind not in "iu":
-        raise ValueError(f"take_along_axis: indices must be integers, got dtype {idx.dtype}")
-    if axis is None:
-        x, axis = reshape(x, -1), 0
-    axis = normalize_axis(axis, x.shape, "take_along_axis")
-    if idx.ndim != x.ndim:
-        raise ValueError(f"take_along_axis: indices of shape {idx.shape} need as many axes as "
-                         f"x of shape {x.shape}")
-    index = tuple(idx if d == axis else
-                  np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1)) for d, n in enumerate(x.shape))
-    return getitem(x, index)
-
-
-def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
-    """``np.pad`` with a constant: ``pad_width`` is NumPy's ((before, after) per axis, or one
-    pair or number for all). The VJP slices the original block back out of g."""
-    x = as_tensor(x)
-    if mode != "constant":
-        raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
-    widths = np.asarray(pad_width, dtype=np.intp)
-    widths = np.broadcast_to(widths if widths.size else widths.reshape(0, 2), (x.ndim, 2))
-    if (widths < 0).any():
-        raise ValueError(f"pad: pad widths must be ≥ 0, got {pad_width!r}")
-    # a 0-d x has no axis to pad: NumPy returns it unchanged
-    out = np.pad(x.data, widths, constant_values=constant_values) if x.ndim else x.data.copy()
-    block = tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, x.shape))
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g[block],), "pad")
-
-
-def repeat(x, repeats, axis=None) -> Tensor:
-    """``np.repeat``: each element repeated along ``axis`` (None: of the flattened x). A
-    getitem that picks element i ``repeats[i]`` times, so the VJP adds their gradients."""
-    x = as_tensor(x)
-    if axis is None:
-        x, axis = reshape(x, -1), 0
-    axis = normalize_axis(axis, x.shape, "repeat")
-    picks = np.repeat(np.arange(x.shape[axis]), repeats)
-    return getitem(x, (slice(None),) * axis + (picks,))
-
-
-def tile(x, reps) -> Tensor:
-    """``np.tile``: x repeated ``reps`` times along each axis (shapes aligned from the right,
-    as NumPy). A getitem of ``arange(n)`` tiled on every axis, so the VJP sums the copies."""
-    x = as_tensor(x)
-    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
-    x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
-    reps = (1,) * (x.ndim - len(reps)) + reps
-    return getitem(x, np.ix_(*[np.tile(np.arange(n), r) for n, r in zip(x.shape, reps)]))

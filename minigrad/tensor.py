@@ -1,8 +1,9 @@
 """``Tensor``'s array-like face: operators, NumPy's methods, conversions, printing.
 
 The engine (``engine.py``) defines what a Tensor *is* for reverse mode; this module gives it the
-methods people type on arrays, each one op of ``ops.py`` or ``shape_ops.py``, attached here so
-that the engine imports no op and nothing imports in a circle (DeZero's ``setup_variable``).
+methods people type on arrays, each one op of ``ops.py``, ``shape_ops.py`` or ``catalogue.py``,
+attached here so that the engine imports no op and nothing imports in a circle (DeZero's
+``setup_variable``).
 
 **Dtype policy** (applied in one place, ``coerce.as_tensor``), so float32 stays float32 end to end:
 
@@ -22,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import ops, shape_ops
-from minigrad.engine import Tensor
+from minigrad import catalogue, ops, shape_ops
+from minigrad.engine import Tensor, run_backward
+from minigrad.xp import ARRAYS, TENSORS
 from minigrad.checks import refuse_complex  # noqa: F401  (re-exported for older imports)
 
 
@@ -32,6 +34,31 @@ def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
     float64, Python ints int64, as in NumPy; NumPy arrays keep their dtype; object and string
     arrays are refused."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def backward(self, grad=None, retain_graph: bool | None = None, create_graph: bool = False):
+    """Accumulate ∂self/∂leaf into every leaf's ``.grad``; ``grad`` seeds a non-scalar self.
+    ``create_graph=True`` records the backward pass too (each ``.grad`` is then a Tensor)."""
+    seed = initial_gradient(self, grad, create_graph)  # ∂self/∂self: 1, or the grad given
+    retain = create_graph if retain_graph is None else retain_graph
+    run_backward([self], [seed], TENSORS if create_graph else ARRAYS, retain)
+
+
+def initial_gradient(t, g, create_graph: bool):
+    """The gradient that starts backward at ``t``: ``g``, or 1 for a one-element ``t``; under
+    ``create_graph`` a Tensor (a Tensor ``g`` is kept, so results depend on it too)."""
+    if not t.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require grad: no input of "
+                           "its graph has requires_grad=True (or it was made under no_grad())")
+    if create_graph and isinstance(g, Tensor) and g.shape == t.shape and g.dtype == t.dtype:
+        return g
+    if g is None and t.data.size != 1:
+        raise RuntimeError(f"backward() on a non-scalar tensor of shape {t.shape} needs a "
+                           f"gradient: pass grad= (an array of that shape)")
+    g = np.ones_like(t.data) if g is None else np.asarray(_data(g), dtype=t.data.dtype)
+    if g.shape != t.shape:
+        raise ValueError(f"backward: grad has shape {g.shape} but the tensor has shape {t.shape}")
+    return Tensor(g) if create_graph else g
 
 
 def _data(x):
@@ -75,12 +102,12 @@ def _setitem(self, index, value):
 _ABSENT = object()  # a keyword not given (NumPy passes ``out=None`` explicitly)
 
 
-def _reduction(name: str):
+def _reduction(op):
     """``t.sum(axis, keepdims)`` (and mean, max, ...) is an op: a Tensor with a graph. NumPy's
     function ``np.sum(t)`` calls ``t.sum(axis=..., out=None)``: given ``out=``, the method
     reads the Tensor as its data, as NumPy does any array-like, and returns NumPy's result
     (no graph), as ``np.asarray(t)`` does. ``dtype=`` without ``out=`` is refused: cast first."""
-    op = getattr(ops, name)
+    name = op.__name__
 
     def method(self, *args, out=_ABSENT, dtype=_ABSENT, **kwargs):
         if out is not _ABSENT:  # NumPy's np.<name>(t, ...): NumPy's answer on t.data
@@ -117,7 +144,7 @@ _METHODS = {
     "__float__": lambda self: float(self.data), "__int__": lambda self: int(self.data),
     "__format__": lambda self, spec: format(self.data, spec) if spec else repr(self),
     "__setitem__": _setitem, "tolist": lambda self: self.data.tolist(),
-    "numpy": lambda self: self.data,
+    "numpy": lambda self: self.data, "backward": backward,
     "detach": lambda self: Tensor._from_op(self.data, (), None, "detach"),
     "__add__": ops.add, "__radd__": lambda self, other: ops.add(other, self),
     "__sub__": ops.sub, "__rsub__": lambda self, other: ops.sub(other, self),
@@ -136,17 +163,19 @@ _METHODS = {
     "__ge__": lambda self, other: self.data >= _data(other),
     "astype": ops.astype, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh,
     "sigmoid": ops.sigmoid, "relu": ops.relu, "logsumexp": ops.logsumexp,
-    **{name: _reduction(name) for name in ("sum", "mean", "max", "min", "prod", "var", "std")},
+    **{op.__name__: _reduction(op) for op in (ops.sum, ops.mean, catalogue.max, catalogue.min,
+                                              catalogue.prod, catalogue.var, catalogue.std)},
     "all": lambda self, *a, **k: self.data.all(*a, **k),  # booleans: no graph, as comparisons
     "any": lambda self, *a, **k: self.data.any(*a, **k),
-    "abs": ops.abs, "sign": ops.sign, "sin": ops.sin, "cos": ops.cos, "log1p": ops.log1p,
-    "expm1": ops.expm1, "clip": ops.clip, "argmax": ops.argmax, "argmin": ops.argmin, "cumsum": ops.cumsum,
-    "erf": ops.erf,
+    "abs": ops.abs, "sign": catalogue.sign, "sin": catalogue.sin, "cos": catalogue.cos,
+    "log1p": catalogue.log1p, "expm1": catalogue.expm1, "clip": catalogue.clip,
+    "argmax": catalogue.argmax, "argmin": catalogue.argmin, "cumsum": catalogue.cumsum,
+    "erf": catalogue.erf,
     "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
     "flatten": lambda self: shape_ops.reshape(self, -1), "ravel": lambda self: shape_ops.reshape(self, -1),
     "swapaxes": shape_ops.swapaxes, "expand_dims": shape_ops.expand_dims,
     "squeeze": shape_ops.squeeze, "broadcast_to": shape_ops.broadcast_to,
-    "masked_fill": shape_ops.masked_fill, "repeat": shape_ops.repeat,
+    "masked_fill": shape_ops.masked_fill, "repeat": catalogue.repeat,
 }
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

@@ -8,7 +8,8 @@ namespace ``xp`` that the engine passes in::
     def vjp(xp, g, out, x):              # tanh: d tanh(x)/dx = 1 − tanh(x)²
         return (g * (1 - out * out),)
 
-The engine calls it with one of two namespaces (``engine._run``, from ``engine.NAMESPACES``):
+The engine calls it with one of two namespaces (``engine.run_backward``; ``Tensor.backward``
+and ``grad`` choose):
 
 * ``ARRAYS``: ``g``, ``out`` and the inputs are ndarrays and ``xp`` is NumPy. This is every
   ordinary ``backward()``: plain NumPy arithmetic, no Tensor is made, nothing is recorded.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import engine, ops, shape_ops
+from minigrad import catalogue, ops, shape_ops
 from minigrad.engine import Tensor
 from minigrad.shape_ops import scatter_array
 
@@ -91,15 +92,15 @@ class Tensors:
         return Tensor(np.zeros_like(x.data))
 
     exp = staticmethod(ops.exp)
-    sin = staticmethod(ops.sin)
-    cos = staticmethod(ops.cos)
+    sin = staticmethod(catalogue.sin)
+    cos = staticmethod(catalogue.cos)
     sigmoid = staticmethod(ops.sigmoid)
     log = staticmethod(ops.log)
-    maximum = staticmethod(ops.maximum)
+    maximum = staticmethod(catalogue.maximum)
     power = staticmethod(ops.power)
-    prod = staticmethod(ops.prod)
-    cumsum = staticmethod(ops.cumsum)
-    einsum = staticmethod(ops.einsum)
+    prod = staticmethod(catalogue.prod)
+    cumsum = staticmethod(catalogue.cumsum)
+    einsum = staticmethod(catalogue.einsum)
     scatter = staticmethod(shape_ops.scatter)
 
     @staticmethod
@@ -136,5 +137,3 @@ def once_differentiable(vjp, op: str, instead: str):
         return vjp(g)
     return wrapped
 
-
-engine.NAMESPACES.update({False: ARRAYS, True: TENSORS})  # the engine's two executions

@@ -1,6 +1,9 @@
 """The checks at the models' entry points: token ids and masks, with errors that name the role.
 
-Shape letters: B batch, S source length, T target length.
+The entry points -- ``Seq2Seq.forward`` and ``loss``, ``greedy`` and ``beam_search`` -- check
+what the user hands in, once; the encoders and decoders they call take it as checked.
+
+Shape letters: B batch, S source length, T target length, L either.
 """
 from __future__ import annotations
 
@@ -19,6 +22,15 @@ def check_ids(ids, vocab: int, role: str) -> np.ndarray:
     return ids
 
 
+def check_mask(ids: np.ndarray, mask, role: str) -> np.ndarray:
+    """``mask`` as booleans of the shape of ``ids`` (derived as ids != PAD when None), or a
+    ValueError naming ``role`` and both shapes."""
+    mask = ids != PAD if mask is None else np.asarray(mask, dtype=bool)  # (B, L)
+    if mask.shape != ids.shape:
+        raise ValueError(f"{role}: mask of shape {mask.shape} vs ids of shape {ids.shape}")
+    return mask
+
+
 def check_source(src, mask=None, vocab: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Validate ``src (B, S)`` integer ids (in range when ``vocab`` is given) and ``mask``
     (derived as src != PAD when None): right-padded, at least one real token per row."""
@@ -29,9 +41,7 @@ def check_source(src, mask=None, vocab: int | None = None) -> tuple[np.ndarray, 
         raise ValueError(f"source: empty batch of shape {src.shape}")
     if vocab is not None:
         check_ids(src, vocab, "source")
-    mask = src != PAD if mask is None else np.asarray(mask, dtype=bool)  # (B, S)
-    if mask.shape != src.shape:
-        raise ValueError(f"source: mask of shape {mask.shape} vs ids of shape {src.shape}")
+    mask = check_mask(src, mask, "source")                        # (B, S)
     if not mask[:, 0].all():
         raise ValueError("source: every sequence needs at least one real token "
                          "(mask[:, 0] must be True; sources are right-padded)")

@@ -78,7 +78,7 @@ def _evaluating(model):
 def greedy(model, src, max_len: int = 32, src_mask=None) -> list:
     """y_t = argmax_y p(y | y_<t, x) until EOS; a ``Translation`` per example."""
     _check_max_len(max_len)
-    src, src_mask = check_source(src, src_mask)
+    src, src_mask = check_source(src, src_mask, model.config.src_vocab)
     B = src.shape[0]
     with _evaluating(model):
         encoded = model.encoder(src, src_mask)
@@ -119,7 +119,7 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
     including EOS): the best accepted one wins, and only when none is accepted the best of all.
     """
     _check_max_len(max_len)
-    src, src_mask = check_source(src, src_mask)
+    src, src_mask = check_source(src, src_mask, model.config.src_vocab)
     _check_beam(beam_size, length_penalty)
     V = model.decoder.out.weight.shape[0]
     B, K = src.shape[0], int(beam_size)

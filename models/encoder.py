@@ -30,7 +30,7 @@ import minigrad as mg
 from minigrad import init
 from minigrad.nn import Embedding, Module
 
-from models.checks import check_source
+from models.vocab import PAD
 from models.recurrent import GRUCell
 
 
@@ -53,9 +53,11 @@ class BiGRUEncoder(Module):
         self.backward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
 
     def forward(self, src, mask=None, rng=None) -> Encoded:
-        """Annotations (B, S, 2H) for token ids ``src (B, S)`` with ``mask`` (True = real).
+        """Annotations (B, S, 2H) for token ids ``src (B, S)`` with ``mask`` (True = real; None:
+        src != PAD), as the model's entry points checked them (``models/checks.py``).
         ``rng`` is unused (no dropout here): every encoder is called alike."""
-        src, mask = check_source(src, mask, self.embedding.weight.shape[0])
+        src = np.asarray(src)                                              # (B, S)
+        mask = src != PAD if mask is None else mask                        # (B, S)
         x = self.embedding(src)                                            # E x_j (B, S, E)
         S = src.shape[1]
         fwd = self.run(self.forward_cell, x, mask, range(S))               # S × →h_j (B, H)

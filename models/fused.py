@@ -7,8 +7,8 @@ Why. ``GRUCell`` composed from primitives (``models.recurrent``) is the readable
 graph nodes per step, each with its Python overhead, its temporaries and, for the slices, a
 zero-filled gradient of the full width. This op does the same arithmetic in one node and one
 backward, and the tests hold it to the composed cell (equal forward and gradients to ~1e-12 in
-float64), to finite differences and to ``reference_backward`` below, the same backward in plain
-NumPy without the in-place tricks. ``models.kernels.FusedGRUCell`` uses it (what it buys:
+float64), to finite differences and to ``tests/models/reference_gru.py``, the same backward in
+plain NumPy without the in-place tricks. ``models.kernels.FusedGRUCell`` uses it (what it buys:
 ``benchmarks/README.md``). First order only: under ``create_graph=True`` it raises.
 
 The two forms differ only in where the reset gate r acts on the candidate's pre-activation a_n:
@@ -41,7 +41,6 @@ import numpy as np
 
 from minigrad.coerce import as_tensor
 from minigrad.kernels import sigmoid_, tanh_
-from minigrad.ops import sigmoid_array
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
 
@@ -157,35 +156,3 @@ def _gate_grads(g, h, z, n) -> np.ndarray:
     np.subtract(h, n, out=d_z)
     d_z *= g                                                    # ∂L/∂z = g ⊙ (h − n)
     return d_a
-
-
-# ---- the same backward in plain NumPy, straight from the formulas (the tests' reference) -------
-
-def reference_backward(g, gi, h, W_hh, b_hh, reset_after: bool = True) -> tuple:
-    """(∂L/∂gi, ∂L/∂h, ∂L/∂W_hh, ∂L/∂b_hh) for g = ∂L/∂h', recomputing the forward; arrays in,
-    arrays out. What the fused backward computes, one formula of the module docstring a line."""
-    W_hr, W_hz, W_hn = np.split(W_hh, 3)                        # (H, H) each
-    b_hr, b_hz, b_hn = np.split(b_hh, 3)                        # (H,) each
-    gi_r, gi_z, gi_n = np.split(gi, 3, axis=1)                  # (B, H) each
-    r = sigmoid_array(gi_r + h @ W_hr.T + b_hr)                 # (B, H)
-    z = sigmoid_array(gi_z + h @ W_hz.T + b_hz)                 # (B, H)
-    gh_n = h @ W_hn.T + b_hn                                    # (B, H)
-    n = np.tanh(gi_n + (r * gh_n if reset_after else (r * h) @ W_hn.T + b_hn))  # (B, H)
-    d_z = g * (h - n)                                           # (B, H)
-    d_an = g * (1 - z) * (1 - n ** 2)                           # (B, H)
-    if reset_after:
-        d_r = d_an * gh_n                                       # (B, H)
-        d_gh_n = r * d_an                                       # ∂L/∂gh_n (B, H)
-        d_h_via_n = d_gh_n @ W_hn                               # (B, H)
-        d_W_hn, d_b_hn = d_gh_n.T @ h, d_gh_n.sum(axis=0)       # (H, H), (H,)
-    else:
-        u = d_an @ W_hn                                         # ∂L/∂(r ⊙ h) (B, H)
-        d_r = u * h                                             # (B, H)
-        d_h_via_n = u * r                                       # (B, H)
-        d_W_hn, d_b_hn = d_an.T @ (r * h), d_an.sum(axis=0)     # (H, H), (H,)
-    d_ar, d_az = d_r * r * (1 - r), d_z * z * (1 - z)           # (B, H) each
-    d_h = g * z + d_ar @ W_hr + d_az @ W_hz + d_h_via_n         # (B, H)
-    d_gi = np.concatenate([d_ar, d_az, d_an], axis=1)           # (B, 3H)
-    d_W_hh = np.concatenate([d_ar.T @ h, d_az.T @ h, d_W_hn])   # (3H, H)
-    d_b_hh = np.concatenate([d_ar.sum(axis=0), d_az.sum(axis=0), d_b_hn])  # (3H,)
-    return d_gi, d_h, d_W_hh, d_b_hh

@@ -1,8 +1,10 @@
 """The models' kernels: faster drop-ins for the core cells, encoder and decoders (the contract:
-``minigrad/kernels.py``). Each computes the same numbers as its core class, is held to it to
-1e-12 in float64, forward and every parameter gradient (``tests/models/test_model_kernels.py``), and
-adds no attribute; what each buys is in ``benchmarks/README.md``. The application switches them
-on in one place (``models/app/build.py``)::
+``minigrad/kernels.py``), and the one switch. Each computes the same numbers as its core class,
+is held to it to 1e-12 in float64, forward and every parameter gradient
+(``tests/models/test_model_kernels.py``), and adds no attribute; what each buys is in
+``benchmarks/README.md``. ``use_kernels`` / ``use_core`` apply every package's table,
+``ALL_KERNELS`` = minigrad's, attention's and this one (``KERNELS``); the application switches
+them on in one place (``models/app/build.py``)::
 
     model = use_kernels(Seq2Seq(config, rng))   # use_core(model) switches back
 
@@ -38,10 +40,10 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F
-from minigrad.kernels import fused_gelu, log_softmax_, swap, use_core as _use_core
+from minigrad.kernels import KERNELS as MINIGRAD_KERNELS, fused_gelu, log_softmax_, swap
 from minigrad.modes import mode
 
-from attention.kernels import KERNELS as _BELOW
+from attention.kernels import KERNELS as ATTENTION_KERNELS
 from attention.scores import AdditiveScore, ConcatScore
 from models.checks import check_source
 from models.decoders import BahdanauDecoder, PlainDecoder
@@ -237,18 +239,21 @@ class FastBahdanauDecoder(NumpyLogProbs, BahdanauDecoder):
 
 
 class FastLuongDecoder(NumpyLogProbs, LuongDecoder):
-    """``LuongDecoder`` whose RNN input is table[y_{t−1}] (+ W_ih^feed h̃_{t−1})."""
+    """``LuongDecoder`` whose RNN input is table[y_{t−1}] (+ W_ih^feed h̃_{t−1}); ``step`` runs
+    the cell on it, then the core's ``attend``."""
 
     def start(self, encoded, rng=None) -> tuple:
         state, ctx = super().start(encoded, rng)
         return state, FastAttentionContext(*ctx, *decoder_tables(self))
 
-    def rnn(self, y_prev, fed: tuple, rnn: tuple, ctx: FastAttentionContext) -> tuple:
+    def step(self, y_prev, state, ctx: FastAttentionContext, t):
+        n = len(self.cell.parts)
+        fed, rnn = state[n:], state[:n]                                  # (h̃_{t−1},) or ()
         gi = embedded_input(ctx, y_prev)                                 # (B, G)
         if fed:
             gi = gi + F.linear(fed[0], ctx.W_rest)                       # + W_ih^feed h̃_{t−1}
-        out = self.cell.step(gi, rnn if len(rnn) > 1 else rnn[0])
-        return out if isinstance(out, tuple) else (out,)
+        out = self.cell.step(gi, rnn if len(rnn) > 1 else rnn[0])       # s_t or (h_t, c_t)
+        return self.attend(out if isinstance(out, tuple) else (out,), ctx, t)
 
 
 class FusedFeedForward(FeedForward):
@@ -260,17 +265,18 @@ class FusedFeedForward(FeedForward):
         return self.fc2(fused_gelu(self.fc1(x)))                         # (…, D)
 
 
-KERNELS = {**_BELOW, GRUCell: FusedGRUCell, FeedForward: FusedFeedForward,
-           BiGRUEncoder: FastBiGRUEncoder,
+KERNELS = {GRUCell: FusedGRUCell, FeedForward: FusedFeedForward, BiGRUEncoder: FastBiGRUEncoder,
            PlainDecoder: FastPlainDecoder, BahdanauDecoder: FastBahdanauDecoder,
-           LuongDecoder: FastLuongDecoder}
+           LuongDecoder: FastLuongDecoder}                       # the models' own: core -> kernel
+ALL_KERNELS = {**MINIGRAD_KERNELS, **ATTENTION_KERNELS, **KERNELS}   # what the switch applies
 
 
 def use_kernels(module):
-    """Switch ``module``'s submodules (itself included) to their kernels; returns ``module``."""
-    return swap(module, KERNELS)
+    """The one switch: every submodule of ``module`` (itself included) whose class one of the three
+    tables names becomes its kernel, in place; returns ``module``."""
+    return swap(module, ALL_KERNELS)
 
 
 def use_core(module):
-    """Switch every kernel in ``module`` back to its core class; returns ``module``."""
-    return _use_core(module, KERNELS)
+    """Every kernel in ``module`` back to its core class, in place; returns ``module``."""
+    return swap(module, ALL_KERNELS, back=True)

@@ -91,7 +91,20 @@ class LuongDecoder(Decoder):
 
     def step(self, y_prev, state, ctx: AttentionContext, t):
         n = len(self.cell.parts)
-        rnn = self.rnn(y_prev, state[n:], state[:n], ctx)                # (s_t,) or (h_t, c_t)
+        return self.attend(self.rnn(y_prev, state[n:], state[:n]), ctx, t)  # RNN, then attend
+
+    def rnn(self, y_prev, fed: tuple, rnn: tuple) -> tuple:
+        """s_t = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}]) on the cell's part of the state, ``rnn``:
+        a GRU takes and returns s, an LSTM (h, c). ``fed`` is (h̃_{t−1},) with input feeding,
+        else ()."""
+        e = self.embedding(y_prev)                                       # E y_{t−1} (B, E)
+        x = mg.concatenate([e, *fed], axis=-1) if fed else e             # (B, E [+ H])
+        out = self.cell(x, rnn if len(rnn) > 1 else rnn[0])
+        return out if isinstance(out, tuple) else (out,)
+
+    def attend(self, rnn: tuple, ctx: AttentionContext, t) -> tuple:
+        """The rest of a step from the RNN's output ``rnn``, (s_t,) or (h_t, c_t): attend with s_t,
+        then h̃_t. Returns the new state, the features (h̃_t,) and α_t (B, S)."""
         s = rnn[0]                                                       # s_t (B, H)
         if not self.local:                                               # global: t for a window
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
@@ -103,15 +116,6 @@ class LuongDecoder(Decoder):
             c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected)
         h_tilde = self.attentional(c, s)                                 # (B, H)
         return rnn + ((h_tilde,) if self.input_feeding else ()), (h_tilde,), alpha
-
-    def rnn(self, y_prev, fed: tuple, rnn: tuple, ctx) -> tuple:
-        """s_t = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}]) on the cell's part of the state, ``rnn``:
-        a GRU takes and returns s, an LSTM (h, c). ``fed`` is (h̃_{t−1},) with input feeding,
-        else (); ``ctx`` is not read here (``models.kernels`` keeps its input tables in it)."""
-        e = self.embedding(y_prev)                                       # E y_{t−1} (B, E)
-        x = mg.concatenate([e, *fed], axis=-1) if fed else e             # (B, E [+ H])
-        out = self.cell(x, rnn if len(rnn) > 1 else rnn[0])
-        return out if isinstance(out, tuple) else (out,)
 
     def attentional(self, c, s) -> mg.Tensor:
         """h̃_t from c_t (B, K) and s_t (B, H): tanh(W_c [c_t; s_t]), or the gate's mix."""

@@ -22,7 +22,7 @@ import minigrad as mg
 from minigrad import functional as F, init
 from minigrad.nn import Module
 
-from models.checks import check_source, check_targets
+from models.checks import check_mask, check_source, check_targets
 from models.config import DTYPES, ModelConfig
 from models.vocab import BOS, PAD
 from models.decoding import beam_search, greedy
@@ -79,7 +79,7 @@ class Seq2Seq(Module):
         """Mean cross-entropy over the real target tokens; ``teacher_forcing`` is the
         probability of feeding y_{t−1} rather than the model's own guess (< 1 needs ``rng``)."""
         logits, _ = self.forward(src, tgt, src_mask, teacher_forcing, rng)  # (B, T, V)
-        return masked_cross_entropy(logits, tgt, tgt_mask)
+        return masked_cross_entropy(logits, tgt, check_mask(np.asarray(tgt), tgt_mask, "targets"))
 
     def greedy(self, src, max_len: int = 32, src_mask=None) -> list:
         """Pick the most likely token at every step; a ``Translation`` per example."""
@@ -92,9 +92,8 @@ class Seq2Seq(Module):
         return beam_search(self, src, beam_size, length_penalty, max_len, src_mask, accept)
 
 
-def masked_cross_entropy(logits, tgt, tgt_mask) -> mg.Tensor:
-    """Mean of −log softmax(logits)[y] over positions where ``tgt_mask`` is True."""
-    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else np.asarray(tgt_mask, dtype=bool)  # (B, T)
-    if tgt_mask.shape != np.shape(tgt):
-        raise ValueError(f"targets {np.shape(tgt)} vs target mask {tgt_mask.shape}")
+def masked_cross_entropy(logits, tgt, tgt_mask=None) -> mg.Tensor:
+    """Mean of −log softmax(logits)[y] over positions where ``tgt_mask`` (B, T) is True
+    (None: tgt != PAD); ``Seq2Seq.loss`` checks the mask's shape."""
+    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else tgt_mask  # (B, T)
     return F.cross_entropy(logits, np.where(tgt_mask, tgt, PAD), ignore_index=PAD)  # () scalar

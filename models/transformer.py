@@ -31,8 +31,8 @@ from minigrad.nn import Embedding, LayerNorm, Linear, Module, check_sizes
 
 from attention.positional import LearnedPositions, SinusoidalPositions
 from models.decoders import Decoder
-from models.checks import check_source
 from models.encoder import Encoded
+from models.vocab import PAD
 from models.transformer_layers import DecoderLayer, EncoderLayer
 
 POSITIONS = ("sinusoidal", "learned")
@@ -70,7 +70,8 @@ class TransformerEncoder(Module):
 
     def encode(self, src, mask=None, rng=None) -> tuple:
         """(Encoded, [self-attention weights (B, h, S, S) of each layer])."""
-        src, mask = check_source(src, mask, self.embedding.weight.shape[0])
+        src = np.asarray(src)                                            # (B, S), checked ids
+        mask = src != PAD if mask is None else mask                      # (B, S)
         x = embed(self.embedding, self.pos, src)                         # (B, S, D)
         weights = []
         for layer in self.layers:

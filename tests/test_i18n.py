@@ -2,7 +2,7 @@
 every message the code can print has a Chinese translation whose fields are the English ones.
 
 The catalogs are ``<package>/locale/zh/LC_MESSAGES/*.po``, compiled by
-``python -m benchmarks.catalogs --write``; a message is found in the code as a literal
+``python -m minigrad.i18n_build --write``; a message is found in the code as a literal
 ``_("...")``, or, for texts kept as data (exercise hints, demo descriptions), by reading the
 data the code shows.
 """
@@ -10,7 +10,7 @@ import string
 
 import pytest
 
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import i18n
 
 PACKAGES = catalogs.PACKAGES
@@ -52,7 +52,7 @@ def test_a_message_is_translated_when_it_is_shown_not_when_the_translator_is_mad
 @pytest.mark.parametrize("package", PACKAGES)
 def test_the_compiled_catalog_is_in_step_with_its_po_files(package):
     assert catalogs.mo_path(package).read_bytes() == catalogs.compile_mo(
-        catalogs.messages(package)), "run: python -m benchmarks.catalogs --write"
+        catalogs.messages(package)), "run: python -m minigrad.i18n_build --write"
 
 
 def _fields(text: str) -> list:
@@ -68,7 +68,7 @@ def _untranslated(package: str, texts) -> list:
 def test_every_message_in_the_code_has_a_translation(package):
     missing = _untranslated(package, catalogs.used_messages(package))
     assert not missing, (f"{len(missing)} message(s) of {package} without a translation, e.g. "
-                         f"{missing[:3]}: run python -m benchmarks.catalogs --missing")
+                         f"{missing[:3]}: run python -m minigrad.i18n_build --missing")
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -95,3 +95,24 @@ def test_the_compiled_catalogs_ship_with_the_package(package):
     assert "locale/*/LC_MESSAGES/*.mo" in shipped
     assert catalogs.mo_path(package).relative_to(catalogs.ROOT / package).match(
         "locale/*/LC_MESSAGES/*.mo")
+
+
+def test_no_library_module_imports_the_catalog_compiler():
+    """``minigrad/i18n_build.py`` is a maintainer's tool: the translator reads the compiled
+    ``.mo`` files; only the walkthroughs' Chinese writer (a tool too) reads ``.po`` with it."""
+    import ast
+    allowed = {"minigrad/i18n_build.py", "models/app/tours/zh.py"}
+    found = []
+    for package in PACKAGES:
+        for path in sorted((catalogs.ROOT / package).rglob("*.py")):
+            where = path.relative_to(catalogs.ROOT).as_posix()
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.module:
+                    names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                else:
+                    continue
+                if any(n.startswith("minigrad.i18n_build") for n in names) and where not in allowed:
+                    found.append(f"{where}:{node.lineno}")
+    assert not found, f"a library module imports the catalog compiler: {found}"

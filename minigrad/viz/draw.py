@@ -1,7 +1,7 @@
 """``draw_graph``: the graph that made a tensor, as SVG, Graphviz dot, Mermaid or text."""
 from __future__ import annotations
 
-from minigrad.checks import KEEP_NODES, KEEP_NUMBERS
+from minigrad.engine import KEEP_NODES, KEEP_NUMBERS
 from minigrad.engine import FREED
 from minigrad.draw.common import Drawing
 from minigrad.files import write_text_atomic

@@ -1,7 +1,8 @@
-"""The one place where the application builds a model: the core ``Seq2Seq`` switched to the
-kernels of ``models/kernels.py`` (the same parameters, names and numbers; faster steps). Every
-command that trains, loads or compares a model builds it here; ``python -m models graph``
-draws the core model instead, so that every op of the equations is a box.
+"""The one place where the application builds a model: the core ``Seq2Seq`` switched to its
+kernels by the one switch, ``models.kernels.use_kernels`` (minigrad's, attention's and the models'
+tables; the same parameters, names and numbers; faster steps). Every command that trains, loads
+or compares a model builds it here; ``python -m models graph`` draws the core model instead, so
+that every op of the equations is a box.
 """
 from __future__ import annotations
 

@@ -15,13 +15,13 @@ replaced in one ``os.replace`` -- the commit point -- and only then are the prev
 files removed. A crash at any moment leaves either the old or the new checkpoint, never a
 mixture; the arrays of an interrupted save, named in the journal but not committed, are
 removed by the next save (or by ``--resume``, see ``models/app/runs.py``). No other file is
-removed. Every file is read within bounds (``minigrad.files.open_bounded``): a regular file,
-the index at most 16 MiB, an array file at most the model's arrays in float64 plus headers. Loading
+removed. Every file is read within bounds (``models/app/bounded.py``): a regular file, the
+index at most 16 MiB, an array file at most the model's arrays in float64 plus headers. Loading
 trusts nothing and raises ``CheckpointError`` (a ``ValueError``), one line naming the file and
 the problem: every file's digest is required and checked first; the model config is
-type-checked and its sizes capped (``ModelConfig``) before a parameter is allocated; each npz
-member's name, shape and dtype are checked against the model before its data is read
-(``minigrad.load(check_headers=...)``); then non-finite values are refused.
+type-checked and its sizes capped (``check_model_size``) before a parameter is allocated; each
+npz member's name, shape and dtype are checked against the model before its data is read
+(``load_npz``); then non-finite values are refused.
 """
 from __future__ import annotations
 
@@ -32,11 +32,13 @@ import os
 import numpy as np
 
 import minigrad as mg
-from minigrad.files import FileRefused, open_bounded, read_bounded, write_atomic
+from minigrad.files import write_atomic
 from minigrad.i18n import translator
 
 from models.vocab import Vocab
+from models.app.bounded import ARCHIVE_OVERHEAD, FileRefused, load_npz, open_bounded, read_bounded
 from models.app.build import build_model
+from models.app.checks import check_model_size
 from models.seq2seq import ModelConfig, Seq2Seq
 
 FORMAT = "minigrad-seq2seq/1"
@@ -218,7 +220,7 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
     against ``expected`` ({name: (shape, dtype kinds)}) before any data is read. The file
     may hold no more than those arrays in float64 (the widest dtype saved)."""
     max_bytes = sum(8 * int(np.prod(shape)) for shape, _ in expected.values())
-    path = _file_of(index, folder, kind, max_bytes + mg.serialization.ARCHIVE_OVERHEAD)
+    path = _file_of(index, folder, kind, max_bytes + ARCHIVE_OVERHEAD)
 
     def check(headers: dict) -> None:
         missing, unexpected = sorted(set(expected) - set(headers)), sorted(set(headers) - set(expected))
@@ -238,7 +240,7 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
                 raise ValueError(_("{name}: checkpoint {shape}, model {want}").format(
                     name=name, shape=tuple(shape), want=tuple(want)))
     try:
-        arrays = mg.load(path, max_bytes=max_bytes, check_headers=check)
+        arrays = load_npz(path, max_bytes, check)
     except ValueError as e:
         raise CheckpointError(_("checkpoint: {error}").format(error=e)) from None
     bad = sorted(k for k, a in arrays.items() if a.dtype.kind in "fc" and not np.isfinite(a).all())
@@ -251,6 +253,7 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
 def _config_and_vocabs(index: dict, index_path: str) -> tuple:
     try:
         config = ModelConfig.from_dict(index.get("model"))
+        check_model_size(config)
         src_vocab, tgt_vocab = (Vocab.from_dict(index.get(k)) for k in ("src_vocab", "tgt_vocab"))
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(_("checkpoint: {path} has a bad model or vocabulary entry "
@@ -269,7 +272,7 @@ def load_checkpoint(path) -> tuple:
     index_path = _index_path(path)
     index = _read_index(index_path, path)
     config, src_vocab, tgt_vocab = _config_and_vocabs(index, index_path)
-    model = build_model(config, np.random.default_rng(0))  # sizes are capped by ModelConfig
+    model = build_model(config, np.random.default_rng(0))  # sizes capped: check_model_size
     expected = {k: (v.shape, "f") for k, v in model.state_dict().items()}
     arrays = _load_arrays(index, os.path.dirname(index_path), "weights", expected)
     try:

@@ -1,9 +1,11 @@
 """Checks on values that may come from a command line or from a checkpoint anyone wrote.
 
 ``need`` raises one ``ValueError`` line; ``is_int``/``is_real`` refuse bools, strings and lists
-(``True`` is an int to Python, never a size here). ``memory_estimate`` sizes a task's data
-before it is generated, and ``check_state`` vets a saved ``TrainState`` before training
-resumes from it (a tampered batch or epoch count would fail minutes later otherwise).
+(``True`` is an int to Python, never a size here). ``check_data_size`` sizes a task's data
+before it is generated; ``check_model_size`` caps a ``ModelConfig``'s sizes and its estimated
+parameter count before a model is built (a tampered ``"hidden": 200000`` in a checkpoint is
+refused, not allocated); ``check_state`` vets a saved ``TrainState`` before training resumes
+from it (a tampered batch or epoch count would fail minutes later otherwise).
 """
 from __future__ import annotations
 
@@ -18,6 +20,15 @@ _ = translator("models")
 MAX_LEN = 1000                   # copy/reverse/sort source lengths
 BYTES_PER_EXAMPLE = (400, 24)    # ≈ bytes per pair: fixed + per character (measured, rounded up)
 SUMS = ("loss", "tokens", "correct", "exact", "examples")
+MAX_VOCAB = 10_000  # ids: a character vocabulary is far smaller
+MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, window: at 1024 a model is ~40 M parameters
+MAX_LAYERS = 48     # transformer layers
+MAX_POSITIONS = 100_000
+MAX_PARAMETERS = 50_000_000  # ~0.4 GB of float64 weights, ~2 GB with gradients and Adam's moments
+CAPS = (("src_vocab", MAX_VOCAB), ("tgt_vocab", MAX_VOCAB), ("embed", MAX_WIDTH),
+        ("hidden", MAX_WIDTH), ("dec_hidden", MAX_WIDTH), ("attn", MAX_WIDTH),
+        ("window", MAX_WIDTH), ("layers", MAX_LAYERS), ("heads", MAX_WIDTH),
+        ("d_model", MAX_WIDTH), ("ff", 4 * MAX_WIDTH), ("max_positions", MAX_POSITIONS))
 
 
 def need(ok: bool, who: str, what: str, value) -> None:
@@ -58,6 +69,36 @@ def check_data_size(n_examples: int, max_len: int) -> None:
                            "more than the {limit:.1f} GiB this run may use; use a smaller "
                            "--n-train/--n-val").format(n=n_examples, need=estimate / 2**30,
                                                        limit=limit / 2**30))
+
+
+def estimated_parameters(config) -> int:
+    """An upper bound on the number of weights of a ``ModelConfig``'s model (at most twice the
+    real count), computed before anything is allocated."""
+    if config.decoder == "transformer":
+        d, f = config.d_model, config.ff  # a layer: encoder 4d² + 2df, decoder 8d² + 2df, biases
+        tables = (config.src_vocab + 2 * config.tgt_vocab + config.max_positions) * d
+        return config.layers * (12 * d * d + 4 * d * f + 16 * d + 2 * f) + tables
+    e, h, s, a = config.embed, config.hidden, config.dec_hidden, config.attn
+    encoder = 2 * 4 * (e + h + 2) * h  # two directions, at most four gates (LSTM)
+    decoder = 4 * (e + 2 * h + 2 * s + 2) * s + (2 * h + s + 1) * (a + 2 * s + 1)
+    embeddings, out = (config.src_vocab + config.tgt_vocab) * e, (s + 1) * config.tgt_vocab
+    return embeddings + encoder + decoder + out
+
+
+def check_model_size(config) -> None:
+    """Refuse a ``ModelConfig`` (already checked for types and names) whose sizes are above
+    ``CAPS`` or whose model would have more than ``MAX_PARAMETERS`` weights."""
+    for name, cap in CAPS:
+        if getattr(config, name) > cap:
+            raise ValueError(f"ModelConfig: {name} must be a positive int (at most {cap}), "
+                             f"got {getattr(config, name)!r}")
+    n = estimated_parameters(config)
+    if n > MAX_PARAMETERS:
+        fields = ("layers, d_model, ff, src_vocab, tgt_vocab, max_positions"
+                  if config.decoder == "transformer" else
+                  "embed, hidden, dec_hidden, attn, vocabularies")
+        raise ValueError(f"ModelConfig: about {n:,} parameters, more than the {MAX_PARAMETERS:,} "
+                         f"this program trains; make {fields} smaller")
 
 
 def check_state(d, n_batches: int, epochs: int) -> dict:

@@ -24,8 +24,8 @@ from models.app.data import TASKS
 from models.app.graphs import EXTENSIONS
 from models.decoders import SCORES
 from models.luong import LUONG_SCORES
-from models.app.checks import MAX_LEN
-from models.config import DECODERS, DTYPES, MAX_LAYERS, MAX_WIDTH
+from models.app.checks import MAX_LAYERS, MAX_LEN, MAX_WIDTH
+from models.config import DECODERS, DTYPES
 
 _ = translator("models")
 

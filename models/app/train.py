@@ -31,7 +31,7 @@ from minigrad.i18n import translator
 
 from models.app.build import build_model
 from models.app import checkpoint as ckpt, progress
-from models.app.checks import check_state
+from models.app.checks import check_model_size, check_state
 from models.app.data import TaskData, make_task
 from models.app.evaluate import evaluate
 from models.app.schedule import BestWeights, learning_rate
@@ -85,6 +85,7 @@ class Trainer:
         data = make_task(config.task, data_rng, config.n_train, config.n_val,
                          config.min_len, config.max_len)
         mc = ModelConfig(len(data.src_vocab), len(data.tgt_vocab), **(model_config or {}))
+        check_model_size(mc)
         return cls(build_model(mc, init_rng), data, config, train_rng)
 
     @classmethod

@@ -1,16 +1,16 @@
 """attention's kernels (attention/kernels.py): each equals its core module to 1e-12 in float64,
-forward and every gradient; the table extends minigrad's and switches both ways in place; the
-fused op is gradchecked and refuses create_graph, where the core score differentiates twice."""
+forward and every gradient; the table holds attention's own kernels and switches both ways in
+place (the one switch over every table is models.kernels.use_kernels); the fused op is
+gradchecked and refuses create_graph, where the core score differentiates twice."""
 import numpy as np
 import pytest
 
 import minigrad as mg
-import minigrad.kernels
 from attention import AdditiveScore, Attention, ConcatScore
-from attention.kernels import (KERNELS, FusedAdditiveScore, FusedConcatScore, additive_tanh,
-                               use_core, use_kernels)
+from attention.kernels import KERNELS, FusedAdditiveScore, FusedConcatScore, additive_tanh
 from attention.scores import additive
 from minigrad.gradcheck import gradcheck, gradgradcheck
+from minigrad.kernels import swap
 
 B, T, S, DQ, DK, A = 3, 2, 5, 4, 6, 7
 CORES = {
@@ -42,24 +42,23 @@ def test_each_kernel_equals_its_core_forward_and_gradients(name, t):
     mask = np.array([[True] * S, [True, True, False, True, False], [False] * S])
     g = rng.normal(size=lead + (3,))
     core = loss_and_grads(module, q, keys, values, mask, g)
-    use_kernels(module)
+    swap(module, KERNELS)
     assert type(module) is KERNELS[type(CORES[name](rng))]
     fused = loss_and_grads(module, q, keys, values, mask, g)
     for i, (a, b) in enumerate(zip(core, fused)):
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12, err_msg=f"output/gradient {i}")
 
 
-def test_the_table_extends_minigrads_and_switches_in_place_both_ways():
-    assert all(KERNELS[core] is kernel for core, kernel in minigrad.kernels.KERNELS.items())
-    assert KERNELS[AdditiveScore] is FusedAdditiveScore and KERNELS[ConcatScore] is FusedConcatScore
+def test_the_table_names_attentions_kernels_and_switches_in_place_both_ways():
+    assert KERNELS == {AdditiveScore: FusedAdditiveScore, ConcatScore: FusedConcatScore}
     score = AdditiveScore(DQ, DK, A, rng=np.random.default_rng(1))
     att = Attention(score)
     params, attributes = [id(p) for p in att.parameters()], dict(vars(score))
-    assert use_kernels(att) is att and type(att.score) is FusedAdditiveScore
+    assert swap(att, KERNELS) is att and type(att.score) is FusedAdditiveScore
     att(np.zeros((2, DQ)), np.zeros((2, S, DK)))
     assert vars(score) == attributes                          # a kernel adds no attributes
     assert [id(p) for p in att.parameters()] == params
-    assert use_core(att) is att and type(att.score) is AdditiveScore
+    assert swap(att, KERNELS, back=True) is att and type(att.score) is AdditiveScore
 
 
 @pytest.mark.parametrize("q_shape", [(3, 4), (3, 2, 4)], ids=["query (B, A)", "queries (B, T, A)"])
@@ -89,7 +88,7 @@ def test_the_kernel_refuses_create_graph_and_the_core_score_differentiates_twice
     q, k = rng.standard_normal((2, 3)), rng.standard_normal((2, 4, 5))
     score = AdditiveScore(3, 5, 6, rng=rng)
     assert gradgradcheck(lambda q, k: score(q, k), [q, k])
-    use_kernels(score)
+    swap(score, KERNELS)
     qt = mg.tensor(q, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"op 'additive_tanh'.*core AdditiveScore"):
         mg.grad(score(qt, k).sum(), [qt], create_graph=True)

@@ -17,7 +17,7 @@ import pytest
 from attention.__main__ import main
 from attention.demos import DEMOS, hard, hierarchical, temperature, untrained
 from attention.demos.toy import train_toy
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import i18n
 from minigrad.draw.common import columns
 

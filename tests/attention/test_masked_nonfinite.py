@@ -78,7 +78,7 @@ def test_every_reader_built_on_the_read_refuses_them_and_names_itself(bad):
     drop = Attention(DotScore(), dropout=0.5)
     drop.train()
     calls = {
-        "read": lambda: Attention(DotScore())(q, keys, values, mask=mask),
+        "Attention": lambda: Attention(DotScore())(q, keys, values, mask=mask),
         "Attention (with dropout)": lambda: drop(q, keys, values, mask=mask,
                                                       rng=np.random.default_rng(0)),
         "hard_read": lambda: hard_read(q @ keys.swapaxes(-1, -2), values, mask),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 ENGLISH, CHINESE = ROOT / "README.md", ROOT / "README.zh-CN.md"
-TRADITIONAL = ROOT / "README.zh-TW.md"  # README.zh-CN.md in Traditional characters (benchmarks/traditional.py)
+TRADITIONAL = ROOT / "README.zh-TW.md"  # README.zh-CN.md in Traditional characters (traditional.py here)
 GLOSSARY_HEADING = "## 术语表"  # the Chinese README's own last section, with no English twin
 GLOSSARY_HEADINGS = (GLOSSARY_HEADING, "## 術語表")  # ... and its Traditional form
 

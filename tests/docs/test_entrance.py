@@ -1,6 +1,6 @@
 """README.md is an entrance, not a manual; the reference material lives in the guides.
 
-The entrance says what this is, gives the two set-up commands, a reading order (concept | files
+The entrance says what this is, gives the set-up and test commands, a reading order (concept | files
 | lines for the five reading paths), the demos, the exercises and links to the guides, in at
 most 300 lines. Internals (memory allocators, fsync, process tuning) are for the guides. Every
 document's links stay inside the repository, and each measured figure stays beside the command
@@ -11,10 +11,12 @@ import re
 import pytest
 
 from benchmarks import readme_figures
-from readme_blocks import ENGLISH, GUIDES, LINK, ROOT, TWINS, rel, sections
+from readme_blocks import CHINESE, ENGLISH, GUIDES, LINK, ROOT, TWINS, rel, sections
 
 DOCUMENTS = [p for t in TWINS for p in (t.english, t.chinese)]
-SETUP = ["pip install . && python -m models", "pip install -e '.[test]' && python -m pytest -q"]
+# The main demo; the fast specification; the slow end-to-end tests; the PyTorch parity tests.
+SETUP = ["pip install . && python -m models", "pip install -e '.[test]' && python -m pytest -q",
+         "python -m pytest -q -m slow", "pip install -e '.[parity]' && python -m pytest -q -m parity"]
 
 
 def section(path, heading):
@@ -28,12 +30,26 @@ def test_the_entrance_is_at_most_300_lines():
     assert n <= 300, f"README.md has {n} lines; move reference material into a guide"
 
 
-def test_the_two_set_up_commands():
-    """One installs and runs the main demo, one installs the test extras and runs the tests;
-    .ci/run runs the second, exactly."""
-    blocks = section(ENGLISH, "Set-up: two commands").code
+def test_the_set_up_and_test_commands():
+    """One installs and runs the main demo; three install the test extras and run the tests
+    (the fast specification, the slow tests, the parity tests). .ci/run runs those three,
+    exactly: each install as a line of its own, each pytest command as a line ``run COMMAND``."""
+    blocks = section(ENGLISH, "Set-up and tests").code
     assert [(b.lang, b.text) for b in blocks] == [("sh", c) for c in SETUP]
-    assert SETUP[1] in (ROOT / ".ci" / "run").read_text(encoding="utf-8").split("\n")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").split("\n")
+    for command in SETUP[1:]:
+        *install, tests = command.split(" && ")
+        assert all(i in ci for i in install) and f"run {tests}" in ci, f".ci/run does not run {command}"
+    assert sum(line.startswith("run python -m pytest") for line in ci) == len(SETUP) - 1
+
+
+def test_the_set_up_gives_commands_not_test_counts_or_suite_times():
+    """Counts and times of the test runs go stale with every test added: the set-up says what
+    each run covers, not how many tests it holds or how long it took."""
+    for path, heading in ((ENGLISH, "Set-up and tests"), (CHINESE, "安装与测试")):
+        text = " ".join(section(path, heading).prose)
+        found = re.findall(r"\d[\d ,]* (?:tests|passed)|\d[\d ,]* ?个测试|\b\d+:\d\d\b", text)
+        assert not found, f"{rel(path)}, set-up: {found}; say what the runs cover instead"
 
 
 def test_the_reading_order_is_a_table_of_the_five_paths_through_existing_files():

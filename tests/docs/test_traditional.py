@@ -1,15 +1,15 @@
 """README.zh-TW.md is README.zh-CN.md in Traditional characters, made by the reviewed table of
-benchmarks/traditional.py (benchmarks/zh_tw.tsv): character by character, so every technical
+traditional.py beside this file (zh_tw.tsv): character by character, so every technical
 term is the same word in both (局部 stays 局部, 全局 stays 全局), and nothing is left behind."""
 import re
 
-from benchmarks.traditional import SIMPLIFIED, TRADITIONAL, convert, load_table
+from traditional import SIMPLIFIED, TRADITIONAL, convert, load_table
 
 
 def test_the_traditional_entrance_is_the_conversion_of_the_simplified_one():
     assert TRADITIONAL.read_text(encoding="utf-8") == convert(SIMPLIFIED.read_text(encoding="utf-8"),
                                                               load_table()), (
-        "README.zh-TW.md does not follow README.zh-CN.md: python -m benchmarks.traditional --write "
+        "README.zh-TW.md does not follow README.zh-CN.md: python tests/docs/traditional.py --write "
         "(--table first when README.zh-CN.md has new characters; it needs pip install opencc==1.4.2)")
 
 

@@ -3,7 +3,7 @@ diagnoses, hints, ``list`` and ``check --all`` come out in Chinese, the exercise
 (titles, hints, mistakes, NaN hints, morals) are translated where they are shown, English is
 unchanged without ``--lang``, and the language changes no verdict and no exit status.
 
-Expected sentences are taken from the catalog (``benchmarks.catalogs.messages``), so the test
+Expected sentences are taken from the catalog (``minigrad.i18n_build.messages``), so the test
 says *that* a message is translated and shown, not how it is worded.
 """
 import functools
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import i18n
 from minigrad.exercises import all_exercises, check_file, check_function, find, report
 from minigrad.exercises.__main__ import main

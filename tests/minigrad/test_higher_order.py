@@ -13,11 +13,10 @@ import pytest
 
 import minigrad as mg
 from attention import attend, read
-from attention.kernels import use_kernels as attention_kernels
 from attention.scores import AdditiveScore
 from minigrad import functional as F
 from minigrad.gradcheck import GradcheckError, first_derivative, gradcheck, gradgradcheck
-from models.kernels import use_kernels as model_kernels
+from models.kernels import use_kernels
 from models.recurrent import GRUCell
 
 RNG = np.random.default_rng(7)
@@ -174,7 +173,7 @@ def test_the_core_gru_cell_differentiates_twice_and_its_kernel_refuses():
     cell = GRUCell(3, 4, rng=np.random.default_rng(0))
     h0 = RNG.standard_normal((2, 4))
     assert gradgradcheck(lambda x, h: cell(x, h), [RNG.standard_normal((2, 3)), h0])
-    fused = model_kernels(GRUCell(3, 4, rng=np.random.default_rng(0)))
+    fused = use_kernels(GRUCell(3, 4, rng=np.random.default_rng(0)))
     x = mg.tensor(RNG.standard_normal((2, 3)), requires_grad=True)
     with pytest.raises(RuntimeError, match=r"op 'gru_step' can be differentiated only once"):
         mg.grad(fused(x).sum(), [x], create_graph=True)
@@ -192,7 +191,7 @@ def test_the_core_additive_score_differentiates_twice_and_its_kernel_refuses():
     q, k = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 4, 5))
     core = AdditiveScore(3, 5, 6, **kw)
     assert gradgradcheck(lambda q, k: core(q, k), [q, k])
-    score = attention_kernels(AdditiveScore(3, 5, 6, **kw))
+    score = use_kernels(AdditiveScore(3, 5, 6, **kw))
     qt = mg.tensor(q, requires_grad=True)
     with pytest.raises(RuntimeError, match=r"op 'additive_tanh'.*AdditiveScore"):
         mg.grad(score(qt, k).sum(), [qt], create_graph=True)

@@ -197,8 +197,8 @@ def test_each_thread_counts_its_epochs_in_its_own_range():
         (0, lambda: kept.setdefault("graph", (w * 2.0).sum())),  # thread 0 snapshots w
         (1, lambda: w.data.__isub__(0.5)),                      # thread 1 updates w, as SGD
         (1, lambda: (w * w).sum().backward()),                  # must not be refused
-        (0, lambda: epochs.append(mode.epoch)),
-        (1, lambda: epochs.append(mode.epoch)),
+        (0, lambda: epochs.append(mode.backward_pass)),
+        (1, lambda: epochs.append(mode.backward_pass)),
     ])
     assert epochs[0] != epochs[1] and epochs[0] >> 40 != epochs[1] >> 40
     np.testing.assert_array_equal(w.grad, 2 * np.arange(3.0) + 2 * np.arange(3.0) + 2 * (np.arange(3.0) - 0.5))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import gradcheck_cases, higher, i18n
 from minigrad.draw.common import columns
 from minigrad.exercises import all_exercises

@@ -1,10 +1,11 @@
-"""minigrad against PyTorch, in float64 to 1e-10: a dozen ops' values and first and second
-derivatives, ``cross_entropy`` (``ignore_index``, ``label_smoothing``, every reduction) and
+"""minigrad against PyTorch, in float64 to 1e-10: the values and first and second derivatives
+of two dozen rows of the shipped op table (``minigrad/gradcheck_cases.py``) and of three
+compositions, ``cross_entropy`` (``ignore_index``, ``label_smoothing``, every reduction) and
 ``layer_norm``. (The cells and attention: ``tests/models/test_torch_parity_models.py``.)
 
-PyTorch comes with the test extras (``pip install -e '.[test]'``, CPU wheel 2.13.0) on Python
-3.11 / x86_64; there, a missing torch FAILS these tests rather than skipping them. Elsewhere
-they are skipped, with the reason and the command.
+Their own run: ``pip install -e '.[parity]' && python -m pytest -q -m parity`` (PyTorch 2.13.0,
+the CPU build). Without torch they are skipped, with the reason and the command; under CI=true
+(``.ci/run``) a missing torch FAILS them instead.
 
 First derivatives are vector-Jacobian products uᵀJ with a random u; second derivatives are
 vᵀ∂(uᵀJ)/∂x, the gradient of the first one's dot product with a random v, computed by
@@ -16,6 +17,7 @@ import pytest
 
 import minigrad as mg
 from minigrad import functional as F
+from minigrad.gradcheck_cases import CASES, inputs
 from minigrad.nn_ops import layer_norm
 
 from torch_parity_guard import TOL, require_torch, torch
@@ -60,36 +62,33 @@ def compare(mg_fn, torch_fn, arrays, name: str, second: bool = True, seed: int =
         close(h, np.zeros(arrays[i].shape) if th is None else th, f"{name}: second derivative, input {i}")
 
 
-POS, ANY, UNIT = (0.5, 2.0), (-2.0, 2.0), (-0.9, 0.9)
-# name, minigrad, torch, input shapes, domain (kept away from kinks and ties)
-OPS = [
-    ("add (broadcast)", lambda a, b: a + b, lambda a, b: a + b, [(3, 4), (4,)], ANY),
-    ("mul (broadcast)", lambda a, b: a * b, lambda a, b: a * b, [(3, 1), (1, 4)], ANY),
-    ("div", lambda a, b: a / b, lambda a, b: a / b, [(3, 4), (3, 4)], POS),
-    ("pow", lambda a, b: a ** b, lambda a, b: a ** b, [(3, 4), (3, 4)], POS),
-    ("matmul (batched)", lambda a, b: a @ b, lambda a, b: a @ b, [(2, 3, 4), (4, 5)], ANY),
-    ("exp", mg.exp, lambda a: torch.exp(a), [(3, 4)], ANY),
-    ("log", mg.log, lambda a: torch.log(a), [(3, 4)], POS),
-    ("sqrt", mg.sqrt, lambda a: torch.sqrt(a), [(3, 4)], POS),
-    ("tanh", mg.tanh, lambda a: torch.tanh(a), [(3, 4)], ANY),
-    ("sigmoid", mg.sigmoid, lambda a: torch.sigmoid(a), [(3, 4)], ANY),
-    ("sin", mg.sin, lambda a: torch.sin(a), [(3, 4)], ANY),
-    ("erf", mg.erf, lambda a: torch.erf(a), [(3, 4)], ANY),
-    ("log1p", mg.log1p, lambda a: torch.log1p(a), [(3, 4)], UNIT),
-    ("sum (axis)", lambda a: a.sum(axis=1), lambda a: a.sum(dim=1), [(3, 4)], ANY),
-    ("mean (keepdims)", lambda a: a.mean(axis=0, keepdims=True),
-     lambda a: a.mean(dim=0, keepdim=True), [(3, 4)], ANY),
-    ("var (ddof=1)", lambda a: a.var(axis=1, ddof=1), lambda a: a.var(dim=1, correction=1),
-     [(3, 4)], ANY),
-    ("prod", lambda a: a.prod(axis=1), lambda a: a.prod(dim=1), [(3, 4)], POS),
-    ("logsumexp", lambda a: a.logsumexp(axis=-1), lambda a: a.logsumexp(dim=-1), [(3, 4)], ANY),
-    ("softmax", lambda a: F.softmax(a, axis=-1), lambda a: torch.softmax(a, dim=-1), [(3, 4)], ANY),
-    ("log_softmax", lambda a: F.log_softmax(a, axis=-1), lambda a: torch.log_softmax(a, dim=-1),
-     [(3, 4)], ANY),
-    ("gelu", lambda a: F.gelu(a), lambda a: torch.nn.functional.gelu(a), [(3, 4)], ANY),
-    ("gelu (tanh)", lambda a: F.gelu(a, approximate="tanh"),
-     lambda a: torch.nn.functional.gelu(a, approximate="tanh"), [(3, 4)], ANY),
-    ("softplus", F.softplus, lambda a: torch.nn.functional.softplus(a), [(3, 4)], ANY),
+# PyTorch's op for rows of the shipped table (minigrad/gradcheck_cases.py), called as the row's
+# fn is: on tensors, with the row's example params; inputs: its example shapes and domains.
+TORCH = {
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "power": lambda a, b: a ** b,
+    "matmul": lambda a, b: a @ b,
+    # looked up when called: without torch the module still imports, and its tests skip
+    **{name: (lambda name: lambda a: getattr(torch, name)(a))(name)
+       for name in ("exp", "log", "sqrt", "tanh", "sigmoid", "sin", "erf", "log1p")},
+    "sum": lambda a, axis, keepdims: a.sum(dim=axis, keepdim=keepdims),
+    "mean": lambda a, axis, keepdims: a.mean(dim=axis, keepdim=keepdims),
+    "var": lambda a, axis, keepdims, ddof: a.var(dim=axis, correction=ddof, keepdim=keepdims),
+    "prod": lambda a, axis, keepdims: a.prod(dim=axis, keepdim=keepdims),
+    "logsumexp": lambda a, axis, keepdims: a.logsumexp(dim=axis, keepdim=keepdims),
+    "softmax": lambda a, axis, mask: torch.softmax(a, dim=axis),
+    "log_softmax": lambda a, axis, mask: torch.log_softmax(a, dim=axis),
+    "gelu": lambda a: torch.nn.functional.gelu(a),
+    "gelu tanh": lambda a: torch.nn.functional.gelu(a, approximate="tanh"),
+    "softplus": lambda a: torch.nn.functional.softplus(a),
+}
+ROWS = [c for c in CASES if c.name in TORCH]
+
+ANY = (-2.0, 2.0)
+# test-specific compositions: name, minigrad, torch, input shapes, domain
+COMPOSITES = [
     ("transpose, getitem, concatenate", lambda a, b: mg.concatenate([a.T[1:], b], axis=0),
      lambda a, b: torch.cat([a.T[1:], b], dim=0), [(3, 4), (2, 3)], ANY),
     ("where", lambda a, b: mg.where(np.arange(12).reshape(3, 4) % 3 == 0, a, b) * a,
@@ -100,9 +99,22 @@ OPS = [
 ]
 
 
-@pytest.mark.parametrize("name, mg_fn, torch_fn, shapes, domain", OPS, ids=[o[0] for o in OPS])
-def test_op_values_and_first_and_second_derivatives(name, mg_fn, torch_fn, shapes, domain):
-    rng = np.random.default_rng(sum(map(ord, name)))                    # the same data every run
+def test_every_torch_row_is_in_the_shipped_table():
+    assert len(ROWS) == len(TORCH)
+
+
+@pytest.mark.parametrize("case", ROWS, ids=[c.name for c in ROWS])
+def test_op_values_and_first_and_second_derivatives(case):
+    arrays = inputs(case, np.random.default_rng(sum(map(ord, case.name))))  # the same every run
+    params = case.example[1]
+    compare(lambda *xs: case.fn(*xs, **params), lambda *ts: TORCH[case.name](*ts, **params),
+            arrays, case.name)
+
+
+@pytest.mark.parametrize("name, mg_fn, torch_fn, shapes, domain", COMPOSITES,
+                         ids=[o[0] for o in COMPOSITES])
+def test_compositions_values_and_first_and_second_derivatives(name, mg_fn, torch_fn, shapes, domain):
+    rng = np.random.default_rng(sum(map(ord, name)))
     compare(mg_fn, torch_fn, [rng.uniform(*domain, size=s) for s in shapes], name)
 
 

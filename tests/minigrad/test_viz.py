@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import minigrad as mg
-from minigrad.checks import KEEP_NUMBERS
+from minigrad.engine import KEEP_NUMBERS
 from minigrad import nn
 from minigrad.gradcheck import GradcheckError, gradcheck
 from minigrad.tensor import Tensor

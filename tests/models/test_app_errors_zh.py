@@ -14,7 +14,7 @@ import string
 import numpy as np
 import pytest
 
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import i18n
 from models.app import dates
 from models.app.checkpoint import CheckpointError, load_checkpoint, save_checkpoint

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import i18n
 from minigrad.draw.common import columns
 from minigrad.runtime import blas

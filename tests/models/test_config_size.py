@@ -1,6 +1,7 @@
-"""A model too large to train is refused from its config, before anything is allocated: the
-estimate bounds the real parameter count of every kind of model, and a config above the cap
-(from the command line or a file anyone wrote) is one line naming what to make smaller."""
+"""A model too large to train is refused by the application from its config, before anything
+is allocated: the estimate bounds the real parameter count of every kind of model, and a config
+above the cap (from the command line or a file anyone wrote) is one line naming what to make
+smaller. The library's ``ModelConfig`` checks types and names only: a size is the program's."""
 import subprocess
 import sys
 
@@ -8,7 +9,8 @@ import numpy as np
 import pytest
 
 from models.app.build import build_model
-from models.config import MAX_PARAMETERS, ModelConfig
+from models.app.checks import MAX_PARAMETERS, check_model_size, estimated_parameters
+from models.config import ModelConfig
 
 KINDS = [dict(decoder="bahdanau", score="additive"), dict(decoder="bahdanau", score="concat"),
          dict(decoder="bahdanau", score="general"), dict(decoder="luong", score="general"),
@@ -24,7 +26,7 @@ def test_the_estimate_bounds_the_real_count(kind, sizes):
     config = ModelConfig(src_vocab=v, tgt_vocab=v + 3, embed=e, hidden=h, dec_hidden=s, attn=a,
                          **kind)
     real = sum(p.data.size for p in build_model(config, np.random.default_rng(0)).parameters())
-    assert real <= config.estimated_parameters() <= 2 * real
+    assert real <= estimated_parameters(config) <= 2 * real
 
 
 @pytest.mark.parametrize("fields, names", [
@@ -33,18 +35,25 @@ def test_the_estimate_bounds_the_real_count(kind, sizes):
           tgt_vocab=10_000), "embed, hidden"),
 ])
 def test_a_config_above_the_cap_is_refused_naming_what_to_shrink(fields, names):
-    config = {"src_vocab": 40, "tgt_vocab": 40, **fields}
+    config = ModelConfig(**{"src_vocab": 40, "tgt_vocab": 40, **fields})  # nothing allocated
     with pytest.raises(ValueError, match=rf"ModelConfig: about [\d,]+ parameters, more than the "
                                          rf"{MAX_PARAMETERS:,} this program trains; make {names}"):
-        ModelConfig(**config)
-    with pytest.raises(ValueError, match="parameters, more than"):
-        ModelConfig.from_dict(config)                       # a config file anyone wrote
+        check_model_size(config)
+
+
+@pytest.mark.parametrize("field, value, cap", [("hidden", 200_000, 1024), ("layers", 49, 48),
+                                               ("src_vocab", 10_001, 10_000), ("ff", 4097, 4096)])
+def test_a_size_above_its_cap_is_refused_naming_the_field(field, value, cap):
+    config = ModelConfig(**{"src_vocab": 5, "tgt_vocab": 5, field: value})  # types, names: fine
+    with pytest.raises(ValueError, match=rf"^ModelConfig: {field} must be a positive int "
+                                         rf"\(at most {cap}\), got {value}$"):
+        check_model_size(config)
 
 
 def test_the_largest_widths_the_options_allow_still_build_a_config():
     config = ModelConfig(src_vocab=40, tgt_vocab=40, embed=1024, hidden=1024, dec_hidden=1024,
                          attn=1024)
-    assert config.estimated_parameters() <= MAX_PARAMETERS
+    check_model_size(config)
 
 
 def test_the_command_line_refuses_it_in_one_line_before_training(tmp_path):

@@ -1,4 +1,6 @@
 """The padding-aware bidirectional encoder."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
@@ -7,7 +9,7 @@ import minigrad as mg
 from minigrad.gradcheck import gradcheck
 from models.vocab import PAD
 from models.encoder import BiGRUEncoder
-from model_helpers import random_batch
+from model_helpers import batch, random_batch, tiny_model
 
 V, E, H = 11, 4, 3
 
@@ -79,15 +81,31 @@ def test_encoder_gradcheck_wrt_every_parameter(reset_after):
         p.data = d
 
 
-def test_bad_sources():
-    enc = encoder()
-    with pytest.raises(ValueError, match="right-padding"):
-        enc(np.array([[5, 0, 6, 2]]), np.array([[True, False, True, True]]))
-    with pytest.raises(ValueError, match="at least one real token"):
-        enc(np.array([[0, 0]]))
-    with pytest.raises(ValueError, match="integer ids"):
-        enc(np.array([[1.0, 2.0]]))
-    with pytest.raises(ValueError, match="empty"):
-        enc(np.zeros((1, 0), dtype=np.int64))
-    with pytest.raises(ValueError, match=f"source: token id {V + 3} is out of range"):
-        enc(np.array([[V + 3, 2]]))
+@pytest.mark.parametrize("entry", ["loss", "forward", "greedy", "beam"])
+def test_bad_sources_are_refused_at_every_entry_point(entry):
+    """The model's entry points check the source once; the encoder takes it as checked."""
+    model = tiny_model()                                                 # 9 source ids
+    call = {"loss": lambda src, mask: model.loss(src, np.array([[4, 2]]), mask),
+            "forward": lambda src, mask: model(src, np.array([[4, 2]]), mask),
+            "greedy": lambda src, mask: model.greedy(src, 3, mask),
+            "beam": lambda src, mask: model.beam(src, 2, src_mask=mask)}[entry]
+    for src, mask, message in (
+            (np.array([[5, 0, 6, 2]]), np.array([[True, False, True, True]]), "right-padding"),
+            (np.array([[0, 0]]), None, "at least one real token"),
+            (np.array([[1.0, 2.0]]), None, "integer ids"),
+            (np.zeros((1, 0), dtype=np.int64), None, "empty"),
+            (np.array([[12, 2]]), None,
+             "source: token id 12 is out of range for a vocabulary of 9"),
+            (np.array([[5, 2]]), np.array([[True]]),
+             r"source: mask of shape \(1, 1\) vs ids of shape \(1, 2\)")):
+        with pytest.raises(ValueError, match=message):
+            call(src, mask)
+
+
+def test_a_target_mask_that_does_not_fit_the_targets_is_refused_by_the_loss():
+    model = tiny_model()
+    src, src_mask, tgt, tgt_mask = batch()                               # tgt (2, 3)
+    for bad in (tgt_mask[:1], tgt_mask[:, :1]):                          # would broadcast
+        with pytest.raises(ValueError, match=re.escape(f"targets: mask of shape {bad.shape} vs "
+                                                       "ids of shape (2, 3)")):
+            model.loss(src, tgt, src_mask, bad)

@@ -1,26 +1,31 @@
 """The models' kernels (models/kernels.py) held to the core classes they replace: each one alone
 and all together give the same loss and the same gradient of every parameter to 1e-12 in
 float64; the fused GRU step also against finite differences and the plain-NumPy reference of
-its backward; the table extends attention's and switches both ways in place."""
+its backward (tests/models/reference_gru.py); the one switch applies minigrad's, attention's and
+the models' tables, both ways, in place."""
 import numpy as np
 import pytest
 
 import minigrad as mg
 from attention.kernels import KERNELS as ATTENTION_KERNELS
+from attention.kernels import FusedAdditiveScore
+from attention.scores import AdditiveScore
 from minigrad.gradcheck import gradcheck
-from minigrad.kernels import swap
+from minigrad.kernels import KERNELS as MINIGRAD_KERNELS, swap
+from minigrad.nn import LayerNorm
 from models.decoders import BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder
-from models.fused import gru_step, reference_backward
+from models.fused import gru_step
 from models.transformer_layers import FeedForward
-from models.kernels import (KERNELS, FastBahdanauDecoder, FastBiGRUEncoder, FastLuongDecoder,
-                            FusedFeedForward,
-                            FastPlainDecoder, FusedGRUCell, use_core, use_kernels)
+from models.kernels import (ALL_KERNELS, KERNELS, FastBahdanauDecoder, FastBiGRUEncoder,
+                            FastLuongDecoder, FastPlainDecoder, FusedFeedForward, FusedGRUCell,
+                            use_core, use_kernels)
 from models import fused_seq
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
 
 from model_helpers import random_batch, tiny_model
+from reference_gru import reference_backward
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 OURS = {GRUCell: FusedGRUCell, BiGRUEncoder: FastBiGRUEncoder, PlainDecoder: FastPlainDecoder,
@@ -68,8 +73,8 @@ def test_gru_step_equals_the_core_cells_step(reset_after, B, H):
 @pytest.mark.parametrize("reset_after", [True, False])
 @pytest.mark.parametrize("B, H", [(1, 1), (3, 4), (5, 7)])
 def test_fused_backward_equals_the_plain_numpy_reference(reset_after, B, H):
-    """The in-place backward of gru_step gives what models.fused.reference_backward, the same
-    formulas one per line in plain NumPy, gives."""
+    """The in-place backward of gru_step gives what reference_backward (reference_gru.py), the
+    same formulas one per line in plain NumPy, gives."""
     rng = np.random.default_rng(B * 100 + H)
     arrays = gru_inputs(rng, B, H)
     g = rng.standard_normal((B, H))
@@ -133,10 +138,16 @@ def test_the_fused_cell_refuses_create_graph_naming_the_core_cell():
 
 # ---- the table and the switch ------------------------------------------------------------
 
-def test_the_table_extends_attentions_and_names_each_kernel_once():
-    assert all(KERNELS[core] is kernel for core, kernel in ATTENTION_KERNELS.items())
-    for core, kernel in OURS.items():
-        assert KERNELS[core] is kernel and issubclass(kernel, core)
+def test_the_switch_applies_the_three_tables_each_naming_its_own_kernels():
+    assert KERNELS == OURS
+    tables = (MINIGRAD_KERNELS, ATTENTION_KERNELS, KERNELS)
+    assert sum(len(t) for t in tables) == len(ALL_KERNELS)          # no core class in two tables
+    assert ALL_KERNELS == {core: kernel for t in tables for core, kernel in t.items()}
+    for core, kernel in ALL_KERNELS.items():
+        assert issubclass(kernel, core)
+    norm, score = use_kernels(LayerNorm(4)), use_kernels(AdditiveScore(2, 3, 4, rng=np.random.default_rng(0)))
+    assert (type(norm), type(score)) == (MINIGRAD_KERNELS[LayerNorm], ATTENTION_KERNELS[AdditiveScore])
+    assert (type(use_core(norm)), type(use_core(score))) == (LayerNorm, AdditiveScore)
 
 
 def test_use_kernels_switches_in_place_without_new_attributes_and_use_core_switches_back():
@@ -145,7 +156,7 @@ def test_use_kernels_switches_in_place_without_new_attributes_and_use_core_switc
     names = [n for n, _ in model.named_parameters()]
     assert use_kernels(model) is model
     assert {type(m) for m in model.modules()} >= {FusedGRUCell, FastBiGRUEncoder,
-                                                  FastBahdanauDecoder}
+                                                  FastBahdanauDecoder, FusedAdditiveScore}
     src, src_mask = random_batch(np.random.default_rng(0), [4, 2], 9)
     model.greedy(src, 4, src_mask)
     for m in model.modules():

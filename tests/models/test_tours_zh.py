@@ -1,8 +1,9 @@
-"""The walkthroughs in Chinese (``python -m models.app.tours 004 --lang zh``): each Chinese twin
-``source_NNN_zh.py`` is its English file with only the comment lines translated, and it computes
-the same numbers and draws the same figures, printing Chinese.
+"""The walkthroughs in Chinese (``python -m models.app.tours 004 --lang zh``): the English file
+runs, printing Chinese (its messages come from the ``models`` catalog), and computes the same
+numbers and draws the same figures. Their Markdown in Chinese, the catalogs
+``source_NNN.zh.po``, is checked in test_tours_catalog.py (the fast run).
 
-003 trains models (10-50 s), so only its twin's text is checked here, not a run in Chinese.
+003 trains models (10-50 s), so it is not run in Chinese here.
 """
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ import re
 import numpy as np
 import pytest
 
-from benchmarks import catalogs
+from minigrad import i18n_build as catalogs
 from minigrad import i18n
-from models.app.tours import HERE, TOURS, book, path, run
+from models.app.tours import TOURS, book, path, run
 from models.app.tours.__main__ import main
 
 RUN_IN_ZH = ("000", "004")                        # fast enough (a few seconds together)
@@ -33,62 +34,11 @@ def english_run(words) -> int:
     return longest
 
 
-def prose(line: str) -> list:
-    """The words of a line, code in backticks left out (identifiers and commands)."""
-    return re.sub(r"`[^`]*`", " ", line).split()
-
-
-def is_comment(line: str) -> bool:
-    return line.lstrip().startswith("#") and not line.startswith("# %%")
-
-
-def cells(text: str) -> list:
-    """[(marker, lines)]: each cell's ``# %%`` line and its lines, a run of comment-only lines
-    standing as one entry ("#", its lines): the shape a twin must share."""
-    out = []
-    for line in text.splitlines():
-        if line.startswith("# %%"):
-            out.append((line, []))
-        elif is_comment(line):
-            lines = out[-1][1]
-            if lines and isinstance(lines[-1], list):
-                lines[-1].append(line)
-            else:
-                lines.append([line])
-        else:
-            out[-1][1].append(line)
-    return out
-
-
-def code_of(cell_list) -> list:
-    return [(marker, ["#" if isinstance(x, list) else x for x in lines])
-            for marker, lines in cell_list]
-
-
-@pytest.mark.parametrize("name", sorted(TOURS))
-def test_the_chinese_twin_is_the_english_walkthrough_with_its_comments_translated(name):
-    english_file = HERE / TOURS[name][0]
-    twin_file = english_file.with_name(f"{english_file.stem}_zh.py")
-    if not twin_file.exists():
-        pytest.fail(f"{twin_file.name} is missing: the Chinese twin of {english_file.name}")
-    english = cells(english_file.read_text(encoding="utf-8"))
-    twin = cells(twin_file.read_text(encoding="utf-8"))
-    assert [m for m, _ in twin] == [m for m, _ in english], "the cells differ"
-    for k, ((marker, ours), (_, theirs)) in enumerate(zip(code_of(twin), code_of(english))):
-        assert ours == theirs, (f"{twin_file.name}, cell {k + 1} ({marker}): its code, blank "
-                                f"lines or comment blocks are not those of {english_file.name}")
-    blocks = [(e, z) for (_, el), (_, zl) in zip(english, twin)
-              for e, z in zip(el, zl) if isinstance(e, list)]
-    for en_block, zh_block in blocks:              # a comment in English prose is translated
-        if english_run(w for line in en_block for w in prose(line)) >= 5:
-            assert CJK.search("\n".join(zh_block)), f"not translated: {en_block[0]!r}"
-
-
-def test_the_language_picks_the_file():
+def test_in_every_language_a_walkthrough_runs_its_english_file():
     try:
         assert path("004").name == "source_004.py"
         i18n.set_language("zh")
-        assert path("004").name == "source_004_zh.py"
+        assert path("004").name == "source_004.py"
     finally:
         i18n.set_language(None)
 

@@ -1,14 +1,14 @@
 """Walkthroughs of the three source articles (the README's "Sources" section names them),
 each section by section, as percent-cell scripts (``book.py`` says how they print).
 ``python -m models.app.tours 004`` runs one; ``run(name, out_dir)`` runs one and returns its
-record (what the tests read). Under ``--lang zh`` it runs the Chinese twin ``source_NNN_zh.py``
-when there is one: the same code, its Markdown and comments translated (the same numbers and
-figures)."""
+record (what the tests read). Under ``--lang zh`` the same file prints Chinese: its messages come
+from the ``models`` catalog, and its Markdown, which is not printed, is translated in
+``source_NNN.zh.po``, from which ``python -m models.app.tours.zh 004`` writes the Chinese
+walkthrough to read as a notebook (``zh.py``)."""
 from __future__ import annotations
 
 import pathlib
 
-from minigrad import i18n
 from models.app.tours.book import Book, run_file
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -22,10 +22,8 @@ TOURS = {"000": ("source_000.py", "7.1 注意力機制的誕生 (Bahdanau's four
 
 
 def path(name: str) -> pathlib.Path:
-    """Walkthrough ``name``'s file: its Chinese twin when the language is zh and one exists."""
-    english = HERE / TOURS[name][0]
-    twin = english.with_name(f"{english.stem}_zh.py")
-    return twin if i18n.current() == "zh" and twin.exists() else english
+    """Walkthrough ``name``'s file (in every language: only its messages are translated)."""
+    return HERE / TOURS[name][0]
 
 
 def run(name: str, out_dir: str | None = "attention-tour") -> Book:

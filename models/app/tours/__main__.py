@@ -1,7 +1,8 @@
 """``python -m models.app.tours 004``: walk through one source, section by section.
 
-``--list`` names them; ``--lang zh`` prints in Chinese (the Chinese twin of the walkthrough, its
-messages from the ``models`` catalog). The walkthroughs call all three layers (minigrad,
+``--list`` names them; ``--lang zh`` prints in Chinese (the same walkthrough, its messages from
+the ``models`` catalog; ``python -m models.app.tours.zh 004`` writes it with its Markdown in
+Chinese, to read as a notebook). The walkthroughs call all three layers (minigrad,
 attention, models), so they live here, in the top one. Exit status 1 when a number the source
 printed does not come out of the code.
 """

@@ -13,8 +13,8 @@ Jupyter (with jupytext) or VS Code. It calls these helpers:
 * ``try_it(text)`` ends a section with something to change and rerun.
 
 Every sentence they print is a message of the ``models`` catalog (``_``, which the walkthroughs
-import from here); a walkthrough's Chinese twin ``source_NNN_zh.py`` is the same code with its
-comments translated (``run`` in ``__init__.py`` picks it under ``--lang zh``).
+import from here), so under ``--lang zh`` a walkthrough prints Chinese; its Markdown in Chinese is
+a catalog beside it, ``source_NNN.zh.po``, from which ``zh.py`` writes the Chinese file.
 
 The records (``BOOK``) are what the tests read: every ``check`` must agree, and the files
 written must be the figures shown. ``begin(out_dir)`` starts a fresh record.

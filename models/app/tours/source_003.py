@@ -150,8 +150,8 @@ def token_accuracy(model, temperature: float = 1.0) -> float:
 
 with mg.no_grad():
     enc_l = models["Luong"].encoder(src, mask)
-    st, ctx_l = models["Luong"].decoder.start(enc_l)
-    s_t = models["Luong"].decoder.rnn(np.array([1]), st[1:], st[:1], ctx_l)[0]   # s_1, first
+    st = models["Luong"].decoder.start(enc_l)[0]
+    s_t = models["Luong"].decoder.rnn(np.array([1]), st[1:], st[:1])[0]   # s_1, first
     for name, score in (("dot", DotScore()), ("general", models["Luong"].decoder.attention.score),
                         ("concat", ConcatScore(64, 64, 32, rng=np.random.default_rng(0)))):
         print(f"  3.1 {name:<7} score(s_1, h_j) = {np.round(score(s_t, enc_l.annotations).data[0], 3)}")
@@ -227,7 +227,7 @@ luong = models["Luong"]
 with mg.no_grad():
     enc = luong.encoder(src, mask)
     state, ctx = luong.decoder.start(enc)
-    rnn = luong.decoder.rnn(np.array([1]), state[1:], state[:1], ctx)          # s_1
+    rnn = luong.decoder.rnn(np.array([1]), state[1:], state[:1])               # s_1
     c_lib, a_lib = luong.decoder.attention(rnn[0], ctx.keys, mask=ctx.mask, projected=ctx.projected)
 s_np, H_np = rnn[0].data[0], enc.annotations.data[0]                          # (H,), (S, 2H)
 W = luong.decoder.attention.score.W.data                                      # (H, 2H)

@@ -8,8 +8,9 @@
 # something to try.
 #
 #     python -m models.app.tours 004       # run it (figures into ./attention-tour)
-#     python -m models.app.tours 004 --lang zh   # in Chinese: source_004_zh.py, the same code
+#     python -m models.app.tours 004 --lang zh   # in Chinese: the same code, Chinese messages
 #     jupytext --to notebook models/app/tours/source_004.py   # or open it in VS Code
+#     python -m models.app.tours.zh 004    # writes source_004_zh.py, its Markdown in Chinese
 #
 # Where this project differs from the article, the cell says so.
 

@@ -1,9 +1,9 @@
 """README.zh-TW.md, the entrance in Traditional characters (source 000's script), made from
 README.zh-CN.md by a reviewed conversion table (a maintainer's tool).
 
-    python -m benchmarks.traditional            # check: does README.zh-TW.md follow README.zh-CN.md?
-    python -m benchmarks.traditional --table    # rebuild benchmarks/zh_tw.tsv with OpenCC, then review it
-    python -m benchmarks.traditional --write    # rewrite README.zh-TW.md from the table
+    python tests/docs/traditional.py           # check: does README.zh-TW.md follow README.zh-CN.md?
+    python tests/docs/traditional.py --table   # rebuild tests/docs/zh_tw.tsv with OpenCC, then review it
+    python tests/docs/traditional.py --write   # rewrite README.zh-TW.md from the table
 
 The conversion is character by character (``s2tw``: Simplified characters to their Traditional
 forms, with Taiwan's variant characters, e.g. 為, 線, 裡, as source 000 writes them), never a
@@ -12,7 +12,7 @@ such as 局部 or 全局 comes out as the same word. Where one Simplified charac
 several Traditional ones (发: 發 or 髮; 里: 裡 or 里; 后: 後 or 后), the table has the few
 contexts this text needs, as short phrases, found where OpenCC's own phrase-aware conversion
 differs from the character default; a maintainer reads them (they are printed) before
-committing the table. The test (``tests/docs/test_traditional.py``) applies the committed table,
+committing the table. The test beside it (``test_traditional.py``) applies the committed table,
 so it needs no OpenCC: ``pip install -e ".[maint]"`` (OpenCC 1.4.2) only to rebuild the table.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import pathlib
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SIMPLIFIED, TRADITIONAL = ROOT / "README.zh-CN.md", ROOT / "README.zh-TW.md"
 TABLE = pathlib.Path(__file__).resolve().parent / "zh_tw.tsv"
 BAR_CN = "[English](README.md) | 简体中文 | [繁體中文](README.zh-TW.md)"
@@ -83,8 +83,8 @@ def build_table(text: str) -> tuple:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.traditional", description=__doc__.split("\n")[0])
-    p.add_argument("--table", action="store_true", help="rebuild benchmarks/zh_tw.tsv with OpenCC")
+    p = argparse.ArgumentParser(prog="python tests/docs/traditional.py", description=__doc__.split("\n")[0])
+    p.add_argument("--table", action="store_true", help="rebuild tests/docs/zh_tw.tsv with OpenCC")
     p.add_argument("--write", action="store_true", help="rewrite README.zh-TW.md from the table")
     a = p.parse_args(argv)
     text = SIMPLIFIED.read_text(encoding="utf-8")
@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         table, phrases = build_table(text)
         lines = ["# README.zh-CN.md -> README.zh-TW.md: OpenCC 1.4.2 s2tw, character by character;",
                  "# phrases (3 characters) only where one Simplified character has several Traditional",
-                 "# forms. Rebuilt by python -m benchmarks.traditional --table; reviewed before commit."]
+                 "# forms. Rebuilt by python tests/docs/traditional.py --table; reviewed before commit."]
         lines += [f"{k}\t{v}" for k, v in sorted(table.items(), key=lambda kv: (len(kv[0]), kv[0]))]
         TABLE.write_text("\n".join(lines) + "\n", encoding="utf-8")
         print(f"{len(table) - len(phrases)} characters, {len(phrases)} phrases (review these):")
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
         return 0
     same = TRADITIONAL.exists() and TRADITIONAL.read_text(encoding="utf-8") == converted
     print("README.zh-TW.md follows README.zh-CN.md" if same else
-          "README.zh-TW.md is out of date: python -m benchmarks.traditional --write")
+          "README.zh-TW.md is out of date: python tests/docs/traditional.py --write")
     return 0 if same else 1
 
 

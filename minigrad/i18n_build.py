@@ -1,14 +1,17 @@
 """The Chinese message catalogs: compile the reviewed ``.po`` files, and find what is missing.
 
-    python -m benchmarks.catalogs --write      # compile every package's .po files into its .mo
-    python -m benchmarks.catalogs --missing    # messages in the code with no translation yet,
+    python -m minigrad.i18n_build --write      # compile every package's .po files into its .mo
+    python -m minigrad.i18n_build --missing    # messages in the code with no translation yet,
                                                # as .po entries to fill in
 
 A package's catalog is every ``<package>/locale/zh/LC_MESSAGES/*.po`` file, merged (a message
 in two files must have one translation), compiled into ``<package>.mo`` there, the file
-``gettext`` reads (``minigrad.i18n``). A maintainer's script, NumPy-free and without ``msgfmt``:
-the tests use ``messages``, ``compile_mo`` and ``used_messages`` to check that every ``.mo`` is
-in step with its ``.po`` files and that every message the code can print has a translation.
+``gettext`` reads (``minigrad.i18n``). A maintainer's tool beside the translator, NumPy-free
+and without ``msgfmt``; no library module imports it (it reads the source tree, so it works in a
+clone, not in an installed copy). The tests use ``messages``, ``compile_mo`` and
+``used_messages`` to check that every ``.mo`` is in step with its ``.po`` files and that every
+message the code can print has a translation; ``parse_po`` also reads the walkthroughs'
+catalogs of Markdown cells (``models/app/tours/zh.py``).
 """
 from __future__ import annotations
 
@@ -123,7 +126,7 @@ def _quote(text: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.catalogs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m minigrad.i18n_build", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="compile every package's .mo")
     parser.add_argument("--missing", action="store_true",
