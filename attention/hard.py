@@ -18,31 +18,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask
-from attention.checks import check_masked_values, check_read
+from attention.checks import read_inputs
 from attention.read import weighted_sum
-from minigrad.coerce import pair
 from minigrad.tensor import Tensor
 
 
 def hard_read(scores, values, mask=None) -> tuple:
     """``(context, weights)`` with one-hot weights at argmax_j e_j (masked positions never win).
 
-    The weights are a constant array, not a function of the scores in the graph: the scores
-    receive no gradient (their true derivative, 0 almost everywhere); the values receive
-    ∂L/∂h_j = [j = j*] g. A query whose every key is masked reads zeros, as in ``read``.
-    ``mask``: boolean, True = may be attended, (B, S) or broadcastable to the scores.
+    The weights are a constant, not a function of the scores in the graph: the scores get no
+    gradient (their true derivative, 0 almost everywhere), the values ∂L/∂h_j = [j = j*] g.
+    A query whose every key is masked reads zeros, as in ``read``.
     """
-    scores, values = pair(scores, values)
-    check_read("hard_read", scores, values)
-    e = scores.data                                                  # (B, [T,] S)
-    if mask is not None:
-        mask = as_mask(mask, scores.shape, "hard_read")              # (B, [1|T,] S)
-        e = np.where(mask, e, -np.inf)                               # (B, [T,] S)
+    scores, values, mask = read_inputs("hard_read", scores, values, mask)
+    e = scores.data if mask is None else np.where(mask, scores.data, -np.inf)  # (B, [T,] S)
     best = np.argmax(e, axis=-1)                                     # (B, [T])
     onehot = (np.arange(e.shape[-1]) == best[..., None]).astype(values.dtype)  # (B, [T,] S)
-    if mask is not None:
+    if mask is not None:                                             # a query that reads nothing
         onehot = onehot * np.any(np.broadcast_to(mask, e.shape), axis=-1, keepdims=True)
     weights = Tensor(onehot)
-    context = check_masked_values("hard_read", weighted_sum(weights, values), values, mask)
-    return context, weights                                          # (B, [T,] D), (B, [T,] S)
+    return weighted_sum(weights, values), weights                    # (B, [T,] D), (B, [T,] S)

@@ -1,16 +1,9 @@
-"""Attention's kernels: fused drop-ins for core score modules (the contract: minigrad/kernels.py).
+"""Attention's kernels (the contract: minigrad/kernels.py): ``FusedAdditiveScore`` (for
+``AdditiveScore`` with tanh) and ``FusedConcatScore`` compute their energy e_j = vᵀ tanh(q + k_j)
+as one op, ``additive_tanh``, with a hand-written backward. First order only.
 
-Shape letters: B batch, T queries, S keys (source positions), A attention width.
-
-* ``FusedAdditiveScore`` (for ``AdditiveScore`` with tanh) and ``FusedConcatScore`` (for
-  ``ConcatScore``) compute their ``energy`` e_j = vᵀ tanh(q + k_j) as one op,
-  ``additive_tanh``, whose backward is written out by hand. Same parameters, same numbers
-  (``tests/attention/test_attention_kernels.py`` holds each to its core class to 1e-12 in float64,
-  forward and gradients); what it buys is in ``benchmarks/README.md``. First order only.
-
-``KERNELS`` is attention's table; the one switch, ``models.kernels.use_kernels(model)``, applies
-it with minigrad's and the models' (``use_core(model)`` switches back). The attention demos,
-which may not import ``models``, apply this table alone (``attention/demos/toy.py``)::
+Shape letters: B batch, T queries, S keys (source positions), A attention width. The attention
+demos, which may not import ``models``, apply this table alone::
 
     att = swap(Attention(AdditiveScore(64, 128, 64)), KERNELS)   # minigrad.kernels.swap
 """
@@ -32,9 +25,6 @@ def additive_tanh(q, k, v) -> Tensor:
     Forward  u_j = tanh(q + k_j),  e_j = vᵀ u_j.  Backward, with δ_j = g_j v ⊙ (1 − u_j²):
 
         ∂L/∂q = Σ_j δ_j,    ∂L/∂k_j = δ_j  (summed over T),    ∂L/∂v = Σ_j g_j u_j
-
-    The composed graph makes six (B, [T,] S, A) arrays and keeps two for backward; this op
-    makes two and keeps one (u), and computes δ in place.
     """
     q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
     if not (q.ndim in (2, 3) and k.ndim == 3 and v.ndim == 1 and q.shape[0] == k.shape[0]

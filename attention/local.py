@@ -1,55 +1,38 @@
 """Luong's local attention (Luong, Pham & Manning 2015, §3.2): read only a window of the source.
 
-Shape letters: B batch, T queries, S source positions, Dq query width, D window half-width.
-Source positions are numbered s = 0 … S−1; a query at aligned position p_t reads the window
-[p_t − D, p_t + D] and every position outside it gets weight exactly 0.
+Shape letters: B batch, T queries, S source positions s = 0 … S−1, Dq query width, D the
+window's half-width. A query aligned at p_t reads [p_t − D, p_t + D]; outside it the weight is 0.
 
 * local-m (monotonic): p_t = t, the decoder step (``position``).
-* local-p (predictive):  p_t = S · σ(v_pᵀ tanh(W_p q_t))  ∈ (0, S),  and the window weights
-  are multiplied by a gaussian centred on p_t:
+* local-p (predictive):  p_t = S · σ(v_pᵀ tanh(W_p q_t))  ∈ (0, S)  (S: each example's number
+  of real tokens), and a gaussian centred on p_t scales the weights:
 
       a_t(s) = align(q_t, h_s) · exp(−(s − p_t)² / (2σ²)),   σ = D / 2,
 
-  where align is the softmax of the scores over the window only (as in the paper), so the
-  weights of local-p do not sum to 1. p_t is differentiable, so W_p and v_p learn through the
-  gaussian; the window's edges are a step function of p_t and pass no gradient.
+  align being the softmax over the window only (as in the paper: the weights do not sum to 1).
+  W_p and v_p learn through the gaussian; the window's edges pass no gradient.
 
-S in p_t is the source length; with a mask it is each example's number of real tokens
-(``mask.sum(-1)``), so p_t stays inside the sentence when padding follows it.
-
-local-m's window is cut at the source's ends, as in the paper. A decoder may run past the
-source's end (greedy decoding up to ``max_len``): for t ≥ S + D the window holds no source
-position, and the query reads nothing -- zero weights and a zero context, like a query whose
-keys are all padding. A negative position is an error.
-
-For clarity every position is scored and those outside the window are masked: the result is
-Luong's, but the compute that local attention saves on long sources is not saved here.
+The window is cut at the source's ends; a decoder past them (t ≥ S + D) reads nothing: zero
+weights and context, as a query whose keys are all padding. Every position is scored and those
+outside the window masked: Luong's result, not the compute it saves on long sources.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask, masked_softmax
+from attention.checks import as_mask, check_masked, check_read
+from attention.read import read_op, weighted_sum
 from attention.shapes import shape_str
-from attention.checks import check_masked_keys, check_masked_values
-from attention.read import read, weighted_sum
 from minigrad import functional as F, init
-from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.coerce import as_tensor, pair
+from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.tensor import Tensor
 
 
 class LocalAttention(Module):
-    """Local attention around p_t with window half-width D (``window``), local-m or local-p.
-
-    ``forward(query, keys, values=None, mask=None, position=None, projected=None)
-    -> (context, weights)``. query (B, Dq) or (B, T, Dq); keys (B, S, Dk); values default to
-    the keys; mask (B, S) boolean, True = real token. ``position`` (local-m only): the decoder
-    step t, an int or an array (B,); for a query (B, T, Dq) it defaults to t = 0 … T−1 and may
-    be given as an array broadcastable (NumPy's rules) to (B, T). ``predictive=True`` (local-p)
-    needs ``query_dim`` for W_p (Dq, Dq) and v_p (Dq,), initialised U(±1/√Dq). Keys and values
-    outside the window or the mask must be finite, as in ``Attention``.
-    """
+    """``forward(query, keys, values=None, mask=None, position=None, projected=None)`` as
+    ``Attention``'s, with window half-width D (``window``); local-m's ``position`` as its.
+    ``predictive=True`` (local-p) needs ``query_dim``: W_p (Dq, Dq), v_p (Dq,), U(±1/√Dq)."""
 
     def __init__(self, score: Module, window: int, predictive: bool = False,
                  query_dim: int | None = None, rng: np.random.Generator | None = None,
@@ -78,60 +61,70 @@ class LocalAttention(Module):
 
     def predict_position(self, query, length) -> Tensor:
         """p_t = S · σ(v_pᵀ tanh(W_p q_t)):  (B,) for a query (B, Dq), (B, T) for (B, T, Dq)."""
-        query = as_tensor(query)
-        if query.shape[-1] != self.W_p.shape[1]:
-            letters = "BT"[:query.ndim - 1]
-            raise ValueError(f"LocalAttention: query {shape_str(query.shape, letters)} vs W_p "
-                             f"expects {self.W_p.shape[1]}")
         return (F.linear(query, self.W_p).tanh() @ self.v_p).sigmoid() * length  # (B, [T])
 
-    def _fixed_position(self, position, shape: tuple, S: int) -> np.ndarray:
-        """local-m: p_t = t as an array of the scores' leading shape (B,) or (B, T)."""
+    def forward(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:
+        query, values = as_tensor(query), keys if values is None else values
+        scores = self.score(query, keys, projected=projected)              # (B, [T,] S), checked
+        scores, values = pair(scores, values)
+        check_read("LocalAttention", scores, values)
+        if mask is not None:
+            mask = as_mask(mask, scores.shape, "LocalAttention")           # (B, [1|T,] S)
+        if self.predictive and position is not None:
+            raise ValueError("LocalAttention: local-p predicts p_t; do not pass position")
+        if self.predictive and query.shape[-1] != self.W_p.shape[1]:
+            raise ValueError(f"LocalAttention: query {shape_str(query.shape, 'BT'[:query.ndim - 1])}"
+                             f" vs W_p expects {self.W_p.shape[1]}")
+        if not self.predictive:
+            position = self._position(position, scores.shape[:-1], scores.shape[-1])  # (B, [T])
+        return self._read(query, keys, scores, values, mask, position, "LocalAttention")
+
+    def step(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:
+        k = self.score.project_keys(keys) if projected is None else projected
+        scores = self.score.step(query, k)                                  # (B, [T,] S)
+        return self._read(query, keys, scores, keys if values is None else values, mask, position)
+
+    def _read(self, query, keys, scores, values, mask, position, who=None) -> tuple:
+        """The window (and local-p's gaussian), then the read; ``who``: check what is hidden."""
+        S, D = scores.shape[-1], self.window
+        s = np.arange(S)                                                    # (S,): positions
+        keep = np.ones((1,) * scores.ndim, dtype=bool) if mask is None else mask  # (B, [1|T,] S)
+        if self.predictive:
+            length = S if mask is None else keep.sum(-1).astype(scores.dtype)  # S per example
+            p = self.predict_position(query, length)                       # (B, [T])
+            keep = keep & (np.abs(s - p.data[..., None]) <= D)              # (B, [T,] S)
+        else:
+            keep = keep & (np.abs(s - np.asarray(position)[..., None]) <= D)  # (B, [T,] S)
+        if who is not None:
+            check_masked(who, "keys", keys, keep, scores.data)
+            check_masked(who, "values", values, keep)
+        if not self.predictive:
+            return read_op(scores, values, keep)                            # (B, [T,] Dv)
+        gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * (D / 2) ** 2)).exp()  # (B, [T,] S)
+        weights = F.softmax_op(scores, -1, keep) * gauss                    # a_t(s) (B, [T,] S)
+        return weighted_sum(weights, values), weights                       # (B, [T,] Dv)
+
+    @staticmethod
+    def _position(position, shape: tuple, S: int) -> np.ndarray:
+        """local-m: p_t = t, checked, as an array of the scores' leading shape (B,) or (B, T)."""
         if position is None:
             if len(shape) == 1:
                 raise ValueError("LocalAttention: local-m with a query (B, Dq) needs position, "
                                  "the decoder step t")
-            return np.broadcast_to(np.arange(shape[1]), shape)            # (B, T): t
-        p = np.asarray(position, dtype=float)
+            return np.broadcast_to(np.arange(shape[1]), shape)              # (B, T): t
         try:
-            p = np.broadcast_to(p, shape)                                  # (B, [T])
+            p = np.broadcast_to(np.asarray(position, dtype=float), shape)   # (B, [T])
         except ValueError:
-            raise ValueError(f"LocalAttention: position of shape {p.shape} does not fit "
-                             f"{shape_str(shape, 'BT')} (an int, (B,) for a query (B, Dq); "
+            raise ValueError(f"LocalAttention: position of shape {np.shape(position)} does not "
+                             f"fit {shape_str(shape, 'BT')} (an int, (B,) for a query (B, Dq); "
                              f"broadcastable to (B, T) for (B, T, Dq))") from None
         if not np.all(p >= 0):  # also catches NaN
-            bad = p[~(p >= 0)].flat[0]
-            raise ValueError(f"LocalAttention: position {bad:g} is negative: local-m reads "
-                             f"around p_t = t, the decoder step t >= 0 (S={S} source positions, "
+            raise ValueError(f"LocalAttention: position {p[~(p >= 0)].flat[0]:g} is negative: "
+                             f"local-m reads around p_t = t, the decoder step t >= 0 (S={S} "
+                             f"source positions, 0 … {S - 1})")
+        whole = np.isfinite(p) & (p == np.floor(p))
+        if not whole.all():
+            raise ValueError(f"LocalAttention: position {p[~whole].flat[0]:g} is not an integer: "
+                             f"local-m's p_t = t is a decoder step (S={S} source positions, "
                              f"0 … {S - 1})")
-        if not np.all(np.isfinite(p) & (p == np.floor(p))):
-            bad = p[~(np.isfinite(p) & (p == np.floor(p)))].flat[0]
-            raise ValueError(f"LocalAttention: position {bad:g} is not an integer: local-m's "
-                             f"p_t = t is a decoder step (S={S} source positions, 0 … {S - 1})")
         return p
-
-    def forward(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:
-        values = keys if values is None else values
-        scores = self.score(query, keys, projected=projected)              # (B, [T,] S)
-        S, D = scores.shape[-1], self.window
-        s = np.arange(S)                                                    # (S,): positions
-        real = (np.ones((1,) * scores.ndim, dtype=bool) if mask is None
-                else as_mask(mask, scores.shape, "LocalAttention"))        # (B, [1|T,] S)
-        if self.predictive:
-            if position is not None:
-                raise ValueError("LocalAttention: local-p predicts p_t; do not pass position")
-            length = S if mask is None else real.sum(-1).astype(scores.dtype)  # S per example
-            p = self.predict_position(query, length)                       # (B, [T])
-            in_window = np.abs(s - p.data[..., None]) <= D                  # (B, [T,] S)
-            check_masked_keys("LocalAttention", scores, keys, real & in_window)
-            align = masked_softmax(scores, real & in_window)                # (B, [T,] S)
-            sigma = D / 2
-            gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * sigma ** 2)).exp()  # (B, [T,] S)
-            weights = align * gauss                                         # (B, [T,] S)
-            context = weighted_sum(*pair(weights, values))                  # (B, [T,] Dv)
-            context = check_masked_values("LocalAttention", context, values, real & in_window)
-            return context, weights                                         # (B, [T,] Dv)
-        p = self._fixed_position(position, scores.shape[:-1], S)            # (B, [T])
-        in_window = np.abs(s - p[..., None]) <= D                           # (B, [T,] S)
-        check_masked_keys("LocalAttention", scores, keys, real & in_window)
-        return read(scores, values, real & in_window)

@@ -3,33 +3,23 @@
 Shape letters: B batch, T queries, S keys, E embedding width, h heads, d = E / h head width.
 
     Attention(Q, K, V) = softmax(Q Kᵀ / √d) V
-    MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,
-    head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
+    MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,   head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
 
-Masks: True = may be attended. ``MultiHeadAttention``'s ``mask (B, S)`` removes padded keys
-for every query; ``causal=True`` lets query t see only keys j ≤ t (self-attention). PyTorch's
-``key_padding_mask`` and ``attn_mask`` mean True = ignore, so those names are refused, not
-read with the opposite meaning.
-
-Attention dropout (Vaswani et al. 2017, §5.4, as in PyTorch): while training, each weight
-α_tj is zeroed with probability p and the rest scaled by 1/(1 − p) before the read, so the
-expected context is unchanged: c_t = Σ_j dropout(α)_tj v_j.
-
-Incremental decoding: ``project_kv`` gives the per-head keys and values of new positions,
-which a decoder appends to a cache (``concatenate`` along the length axis) and ``attend``
-reads, so step t costs O(t), not a re-run of the whole prefix.
+Masks: True = may be attended (PyTorch's ``key_padding_mask`` and ``attn_mask``, True = ignore,
+are refused). Attention dropout (§5.4): c_t = Σ_j dropout(α)_tj v_j while training.
+Incremental decoding: a decoder caches ``project_kv``'s heads and ``attend`` reads them.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.masking import as_mask, causal_mask
+from attention.checks import as_mask, check_masked
+from attention.masking import causal_mask
+from attention.read import read_op, weighted_sum
 from attention.shapes import shape_str
-from attention.checks import check_masked_keys, check_masked_values
-from attention.read import read, weighted_sum
 from minigrad import functional as F, init
-from minigrad.nn import Linear, Module
 from minigrad.coerce import as_tensor
+from minigrad.nn import Linear, Module
 from minigrad.tensor import Tensor
 
 
@@ -37,74 +27,60 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                                  is_causal: bool = False, scale: float | None = None, *,
                                  rng: np.random.Generator | None = None,
                                  return_weights: bool = False):
-    """out = softmax(scale · q kᵀ) v, PyTorch's ``F.scaled_dot_product_attention``; with
-    ``return_weights=True`` returns ``(out, weights)``.
-
-    query (B, [h,] T, d), key (B, [h,] S, d), value (B, [h,] S, dv) -> out (B, [h,] T, dv),
-    weights α (B, [h,] T, S). ``attn_mask``: boolean, True = takes part in attention (PyTorch's
-    boolean mask), broadcast to the scores as in PyTorch (a 2-D one is (T, S); key padding
-    (B, S) is passed as (B, 1, S), or (B, 1, 1, S) with heads); a float (additive) mask is
-    refused. ``is_causal``: query t sees keys 0..t (PyTorch's top-left alignment when T ≠ S);
-    combined with ``attn_mask`` by "and". ``scale`` defaults to 1/√d. Dropout p =
-    ``dropout_p`` > 0 (applied whenever given, as PyTorch; needs ``rng``) drops from α before
-    the read; the weights returned are α. Keys and values at masked positions must be finite
-    (``read``; ``checks.check_masked_keys``).
-    """
+    """out = softmax(scale · q kᵀ) v, PyTorch's ``F.scaled_dot_product_attention`` (and α with
+    ``return_weights``): q (B, [h,] T, d), k (B, [h,] S, d), v (B, [h,] S, dv). ``attn_mask``:
+    boolean, True = takes part, broadcast as PyTorch's (2-D is (T, S)). ``is_causal``: query t
+    sees keys 0..t. ``scale``: 1/√d. ``dropout_p`` > 0 drops from α (needs ``rng``)."""
+    who = "scaled_dot_product_attention"
     q, k, v = _checked_qkv(query, key, value)
-    kt = k.swapaxes(-1, -2)                                           # (B, [h,] d, S)
-    scores = (q @ kt) / np.sqrt(q.shape[-1]) if scale is None else (q @ kt) * scale  # (B, [h,] T, S)
-    T, S = scores.shape[-2:]
+    T, S = q.shape[-2], k.shape[-2]
     mask = None
     if attn_mask is not None:
-        mask = as_mask(attn_mask, scores.shape, "scaled_dot_product_attention",
-                       role="attn_mask", broadcast=True)              # (1|B, [1|h,] 1|T, S)
+        mask = as_mask(attn_mask, q.shape[:-1] + (S,), who, role="attn_mask", broadcast=True)
     if is_causal:
-        past = np.tril(np.ones((T, S), dtype=bool)).reshape((1,) * (scores.ndim - 2) + (T, S))
+        past = np.tril(np.ones((T, S), dtype=bool))                   # (T, S)
         mask = past if mask is None else mask & past                  # (…, T, S)
-    check_masked_keys("scaled_dot_product_attention", scores, k, mask, role="k")
-    if dropout_p == 0:
-        out, weights = read(scores, v, mask)
-    else:
-        weights = F.softmax(scores, mask=mask)                       # (B, [h,] T, S): α alone
-        out = weighted_sum(F.dropout(weights, dropout_p, rng=rng), v)  # (B, [h,] T, dv)
-        out = check_masked_values("scaled_dot_product_attention", out, v, mask)
+    check_masked(who, "k", k, mask)
+    check_masked(who, "values", v, mask)
+    out, weights = _attention(q, k, v, mask, dropout_p, scale, rng)
     return (out, weights) if return_weights else out
+
+
+def _attention(q, k, v, mask, dropout_p: float, scale, rng) -> tuple:
+    """``(out, α)`` for checked q, k, v and a mask ready to broadcast to the scores."""
+    scores = q @ k.swapaxes(-1, -2)                                   # (B, [h,] T, S)
+    scores = scores / np.sqrt(q.shape[-1]) if scale is None else scores * scale
+    if dropout_p == 0:
+        return read_op(scores, v, mask)                               # (B, [h,] T, dv), α
+    weights = F.softmax_op(scores, -1, mask)                          # α (B, [h,] T, S)
+    return weighted_sum(F.dropout(weights, dropout_p, rng=rng), v), weights
 
 
 def _checked_qkv(q, k, v) -> tuple:
     """``scaled_dot_product_attention``'s q, k, v as tensors that fit, with d ≥ 1 and S ≥ 1."""
     q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
     letters = "BhT" if q.ndim == 4 else "BT"
+    qs, ks, vs = (shape_str(x.shape, letters if x is q else letters[:-1] + "S") for x in (q, k, v))
     if not 3 <= q.ndim <= 4 or k.ndim != q.ndim or v.ndim != q.ndim:
         raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape} and v "
                          f"{v.shape} must all be (B, T, d) or all (B, h, T, d)")
     if k.shape[-1] != q.shape[-1] or k.shape[:-2] != q.shape[:-2] or v.shape[:-1] != k.shape[:-1]:
-        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)}, "
-                         f"k {shape_str(k.shape, letters[:-1] + 'S')} and v "
-                         f"{shape_str(v.shape, letters[:-1] + 'S')} do not fit: q and k need "
-                         f"the same width d, k and v the same batch and length S")
+        raise ValueError(f"scaled_dot_product_attention: q {qs}, k {ks} and v {vs} do not fit: "
+                         f"q and k need the same width d, k and v the same batch and length S")
     if q.shape[-1] == 0:  # q kᵀ would be all zeros and / √0 NaN
-        raise ValueError(f"scaled_dot_product_attention: q {shape_str(q.shape, letters)} and "
-                         f"k {shape_str(k.shape, letters[:-1] + 'S')} have width d = 0")
+        raise ValueError(f"scaled_dot_product_attention: q {qs} and k {ks} have width d = 0")
     if k.shape[-2] == 0:  # softmax over no keys has no value
-        raise ValueError(f"scaled_dot_product_attention: k {shape_str(k.shape, letters[:-1] + 'S')} "
-                         f"has S = 0: there is no key to attend to")
+        raise ValueError(f"scaled_dot_product_attention: k {ks} has S = 0: there is no key to "
+                         f"attend to")
     return q, k, v
 
 
 class MultiHeadAttention(Module):
-    """h heads of scaled dot-product attention on learned projections, then W_o.
-
-    ``W_q, W_k, W_v, W_o``: ``Linear(E, E)`` each (PyTorch's initialisation, with bias); head i
-    uses columns i·d … (i+1)·d of the projected queries, keys and values.
-    ``forward(query (B, T, E), key (B, S, E), value (B, S, E), *, mask=None, causal=False,
-    rng=None) -> (out (B, T, E), weights (B, h, T, S))``, batch first. ``mask (B, S)``: True =
-    the key may be attended (a real token), keyword-only so that PyTorch's positional
-    ``key_padding_mask`` (True = ignore) cannot slip in. Self-attention: pass the same tensor
-    three times. ``dropout``: attention dropout while training (needs ``rng``), the third
-    argument as in ``torch.nn.MultiheadAttention``; ``rng`` (the initial weights) and ``dtype``
-    are keyword-only.
-    """
+    """h heads of scaled dot-product attention on ``Linear(E, E)`` projections W_q, W_k, W_v,
+    then W_o; head i uses columns i·d … (i+1)·d. ``forward(query (B, T, E), key (B, S, E),
+    value (B, S, E), *, mask=None, causal=False, rng=None) -> (out (B, T, E), weights
+    (B, h, T, S))``; ``mask (B, S)`` True = a real key, keyword-only so that PyTorch's
+    ``key_padding_mask`` cannot slip in. ``dropout``: the third argument, as in PyTorch."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, *,
                  rng: np.random.Generator | None = None, dtype=np.float64):
@@ -138,21 +114,25 @@ class MultiHeadAttention(Module):
 
     def attend(self, query, k, v, *, mask=None, causal: bool = False,
                rng: np.random.Generator | None = None) -> tuple:
-        """Attention of ``query (B, T, E)`` over projected heads ``k, v (B, h, S, d)``;
-        ``mask (B, S)`` True = the key may be attended."""
+        """Attention of ``query (B, T, E)`` over the heads' ``k, v (B, h, S, d)`` from
+        ``project_kv``, unchecked: ``mask (B, S)`` True = the key may be attended."""
         B, T, E = query.shape
         q = self._split(self.W_q(query))                              # (B, h, T, d)
         p = self.dropout if self.training else 0.0
-        S = k.shape[-2]
-        full = None if mask is None else as_mask(
-            mask, (B, S), "MultiHeadAttention", what="the keys").reshape(B, 1, 1, S)  # (B, 1, 1, S)
-        if causal:  # the queries are the last T positions (a cached decoder's step)
-            past = causal_mask(T, S)                                  # (T, S)
-            full = past if full is None else full & past              # (B, 1, T, S)
-        heads, weights = scaled_dot_product_attention(q, k, v, full, p, rng=rng,
-                                                      return_weights=True)  # (B, h, T, d)
+        full = self._mask(mask, causal, T, k.shape[-2])               # (B|1, 1, 1|T, S)
+        heads, weights = _attention(q, k, v, full, p, None, rng)      # (B, h, T, d)
         out = heads.transpose(0, 2, 1, 3).reshape(B, T, E)            # (B, T, E)
         return self.W_o(out), weights                                 # (B, T, E), (B, h, T, S)
+
+    @staticmethod
+    def _mask(mask, causal: bool, T: int, S: int):
+        """Key padding (B, S) and, with ``causal``, query t sees keys j ≤ t + S − T (the queries
+        are the last T positions: a cached decoder's step), for the heads' scores; or None."""
+        full = None if mask is None else mask[:, None, None, :]       # (B, 1, 1, S)
+        if causal:
+            past = causal_mask(T, S)                                  # (T, S)
+            full = past if full is None else full & past              # (B, 1, T, S)
+        return full
 
     def forward(self, query, key, value, *, mask=None, causal: bool = False,
                 rng: np.random.Generator | None = None, key_padding_mask=None,
@@ -164,7 +144,12 @@ class MultiHeadAttention(Module):
                 raise TypeError(f"MultiHeadAttention: {name} is PyTorch's (True = ignore) and is "
                                 f"not taken; pass mask=~{name} (True = may be attended)")
         query, key, value = self._checked(query, key, value)
+        if mask is not None:
+            mask = as_mask(mask, key.shape[:2], "MultiHeadAttention", what="the keys")  # (B, S)
         k, v = self.project_kv(key, value)                            # (B, h, S, d) each
+        hidden = self._mask(mask, causal, query.shape[1], key.shape[1])
+        check_masked("MultiHeadAttention", "k", k, hidden)
+        check_masked("MultiHeadAttention", "values", v, hidden)
         return self.attend(query, k, v, mask=mask, causal=causal, rng=rng)
 
     def _checked(self, query, key, value) -> tuple:

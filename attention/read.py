@@ -11,13 +11,12 @@ and c is linear in h:  ∂L/∂h_j = α_j g  (Σ_t α_tj g_t for T queries). A m
 and gets exactly 0; Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0, so a shift of all scores changes
 nothing; a query whose every key is masked has α = 0, reads c = 0 and passes back zeros.
 
-Precondition: values at masked positions are finite. Their weight is 0, but 0 · inf = NaN, so
-(as in PyTorch) zeroing them is the caller's job; when c is not finite the entry checks it.
-
-``attend`` is the read composed from minigrad ops (autograd derives its backward); ``read`` is
-one op whose VJP is the formula in the ``xp`` form (minigrad/xp.py), so both differentiate again.
+``attend`` composes the read from minigrad ops; ``read`` is one op whose VJP is the formula in
+the ``xp`` form (minigrad/xp.py), so both differentiate again. Both check their inputs (values
+at masked positions must be finite, as 0 · inf = NaN); ``read_op`` is the op, for callers that
+checked them.
 """
-from attention.checks import check_masked_values, read_inputs, score_grad_inputs
+from attention.checks import read_inputs, score_grad_inputs
 from minigrad import functional as F
 from minigrad.tensor import Tensor
 
@@ -32,41 +31,36 @@ def weighted_sum(weights, values):
 def attend(scores, values, mask=None) -> tuple:
     """``(context, weights)``, composed: the masked softmax (mask True = attend), then Σ α h."""
     e, h, mask = read_inputs("attend", scores, values, mask)
-    weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
-    return check_masked_values("attend", weighted_sum(weights, h), h, mask), weights
+    weights = F.softmax_op(e, -1, mask)                              # (B, [T,] S): α
+    return weighted_sum(weights, h), weights                         # (B, [T,] D)
 
 
 def read(scores, values, mask=None) -> tuple:
-    """``(context, weights)`` as ``attend`` gives them (mask True = attend), c as one op: "read".
-    Checks its inputs, then reads with ``read_checked``."""
-    e, h, mask = read_inputs("read", scores, values, mask)
-    return read_checked(e, h, mask, "read")
+    """``(context, weights)`` as ``attend`` gives them, c as one op."""
+    return read_op(*read_inputs("read", scores, values, mask))
 
 
-def read_checked(e, h, mask, who: str) -> tuple:
-    """The read op, for inputs already checked (``read_inputs``): Tensors e (B, [T,] S) and
-    h (B, S, D) that fit, the mask ready to broadcast (or None); ``who`` names the caller."""
-    weights = F.softmax(e, mask=mask)                                # (B, [T,] S): α
-    c = check_masked_values(who, weighted_sum(weights.data, h.data), h, mask)  # (B, [T,] D)
+def read_op(e, h, mask) -> tuple:
+    """The read of Tensors e (B, [T,] S) and h (B, S, D) that fit, the mask ready to broadcast."""
+    weights = F.softmax_op(e, -1, mask)                              # (B, [T,] S): α
+    c = weighted_sum(weights.data, h.data)                           # (B, [T,] D)
 
     def vjp(xp, g, c, e, h):                                         # g (B, [T,] D)
-        a = xp.saved(weights.data, lambda: weights)  # α (B, [T,] S); under create_graph, weights
-        ge = score_gradient(a, h, c, g)                              # (B, [T,] S)
+        a = xp.saved(weights.data, lambda: weights)  # α; under create_graph, the weights tensor
         if a.ndim == h.ndim - 1:                                     # one query: α_j g
-            return ge, a[..., :, None] * g[..., None, :]             # (B, S, D)
-        return ge, a.swapaxes(-1, -2) @ g                            # (B, S, D): Σ_t α_tj g_t
+            return score_gradient(a, h, c, g), a[..., :, None] * g[..., None, :]  # (B, S, D)
+        return score_gradient(a, h, c, g), a.swapaxes(-1, -2) @ g     # (B, S, D): Σ_t α_tj g_t
     return Tensor._from_op(c, (e, h), vjp, "read"), weights
 
 
 def score_gradient(a, h, c, g):
-    """∂L/∂e_j = α_j g·(h_j − c) for every j: weights α (B, [T,] S), values h (B, S, D), context
-    c and its gradient g (B, [T,] D); arrays, or Tensors (then the result is differentiable)."""
+    """∂L/∂e_j = α_j g·(h_j − c) for every j, unchecked: arrays, or Tensors (differentiable)."""
     g_dot_h = weighted_sum(g, h.swapaxes(-1, -2))                    # (B, [T,] S): g·h_j
     g_dot_c = (g * c).sum(axis=-1, keepdims=True)                    # (B, [T,] 1): g·c
     return a * (g_dot_h - g_dot_c)                                   # (B, [T,] S)
 
 
 def score_grad(weights, values, context, grad_context):
-    """``score_gradient`` for a user's inputs, checked: weights α (B, [T,] S), values
-    h (B, S, D), context c and grad_context g (B, [T,] D)."""
+    """∂L/∂e_j = α_j g·(h_j − c) for weights α (B, [T,] S), values h (B, S, D), context c and
+    grad_context g (B, [T,] D), checked."""
     return score_gradient(*score_grad_inputs(weights, values, context, grad_context))

@@ -1,27 +1,21 @@
-"""Score functions: how well does key h_j match query q?  e_j = score(q, h_j); and ``Attention``,
-the module that scores, normalises and reads:  α = softmax(e / T),  c = Σ_j α_j v_j.
+"""Score functions e_j = score(q, h_j), how well key h_j matches query q; and ``Attention``:
+α = softmax(e / T),  c = Σ_j α_j v_j  (``attention/read.py``).
 
-Shape letters: B batch, T queries, S keys (source positions), Dq query width, Dk key width,
-A attention width. Query ``(B, Dq)`` gives scores ``(B, S)``; query ``(B, T, Dq)`` gives
-``(B, T, S)``; keys are ``(B, S, Dk)``.
+Shape letters: B batch, T queries, S keys, Dq query width, Dk key width, A attention width.
+A query (B, Dq) gives scores (B, S), a query (B, T, Dq) gives (B, T, S); keys are (B, S, Dk).
 
-Every score module has ``project_keys(keys)``: the part of the score that depends on the keys
-alone (``W_k h + b`` for additive, ``W h`` for general, the keys themselves for dot). A decoder
-calls it once per source batch and passes the result as ``forward(..., projected=...)`` at
-every step. Parameters are initialised as PyTorch's ``Linear``: U(−1/√fan_in, 1/√fan_in).
-
-The additive and concat scores end in ``energy(q, k)`` = vᵀ tanh(q + k_j), composed from ops;
-``attention/kernels.py`` has a fused drop-in for it (one op with a hand-written backward).
-``Attention`` (at the end) wires a score to the read of ``attention/read.py`` and adds
-source 003 §6's options: temperature, attention dropout and a truncation window.
+A score is  e_j = energy(project_query(q), k_j),  k = project_keys(h)  the part that depends on
+the keys alone, which a decoder makes once per source batch and passes as ``projected``.
+``forward`` checks what a user hands in; ``step`` assumes it (as ``GRUCell.step``).
+Parameters start as PyTorch's ``Linear``: U(−1/√fan_in, 1/√fan_in).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import check_masked_values, check_options, check_read, checked_mask
-from attention.masking import as_mask, check_temperature, window_mask
-from attention.read import read_checked, weighted_sum
+from attention.checks import as_mask, check_masked, check_options, check_read
+from attention.masking import check_temperature, window_mask
+from attention.read import read_op, weighted_sum
 from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F, init
 from minigrad.coerce import as_tensor, pair
@@ -30,43 +24,56 @@ from minigrad.tensor import Tensor
 
 
 class Score(Module):
-    """Base class: input checks, ``project_keys`` (identity here) and the 2-D/3-D query rule."""
+    """The base class, scoring by the dot product with the keys as they are."""
+
+    def forward(self, query, keys, projected=None) -> Tensor:
+        """Scores (B, [T,] S) of a query (B, [T,] Dq) against keys (B, S, Dk), checked."""
+        query, keys = as_tensor(query), as_tensor(keys)
+        width = self._check(query, keys)                             # of project_keys
+        if projected is None:
+            return self.step(query, self.project_keys(keys))         # (B, [T,] S)
+        projected, want = as_tensor(projected), keys.shape[:2] + (width,)
+        if projected.shape != want:
+            raise ValueError(f"{type(self).__name__}: projected {shape_str(projected.shape, 'BS')} "
+                             f"vs keys {shape_str(keys.shape, 'BS')}: expected "
+                             f"{shape_str(want, 'BS')} (from project_keys)")
+        return self.step(query, projected)                           # (B, [T,] S)
+
+    def step(self, query, k) -> Tensor:
+        """The scores of a query against projected keys k (B, S, ·), unchecked."""
+        return self.energy(self.project_query(query), k)
+
+    def project_query(self, query):
+        return query
 
     def project_keys(self, keys) -> Tensor:
-        """Identity: the dot scores use the keys as they are.  (B, S, Dk)"""
-        return as_tensor(keys)
+        return as_tensor(keys)                                       # (B, S, Dk)
 
-    def _inputs(self, query, keys):
-        """Tensors ``(query, keys)`` after checking their ranks and batch sizes."""
-        who = type(self).__name__
-        query, keys = as_tensor(query), as_tensor(keys)
+    def energy(self, q, k) -> Tensor:
+        """e_j = qᵀ k_j: q (B, [T,] D), k (B, S, D)."""
+        return weighted_sum(q, k.swapaxes(-1, -2))                   # (B, [T,] S)
+
+    def _widths(self, keys) -> tuple:
+        """(weight reading the query, Dq), (weight reading the keys, Dk), project_keys' width."""
+        return (None, keys.shape[-1]), (None, keys.shape[-1]), keys.shape[-1]
+
+    def _check(self, query, keys) -> int:
+        """Ranks, batch sizes and widths; returns project_keys' width."""
+        who, k = type(self).__name__, shape_str(keys.shape, "BS")
         if query.ndim not in (2, 3):
             raise ValueError(f"{who}: query must be (B, Dq) or (B, T, Dq), got shape {query.shape}")
         if keys.ndim != 3:
             raise ValueError(f"{who}: keys must be (B, S, Dk), got shape {keys.shape}")
+        q = shape_str(query.shape, "BT"[:query.ndim - 1])
         if query.shape[0] != keys.shape[0]:
-            raise ValueError(f"{who}: query {self._q(query)} vs keys "
-                             f"{shape_str(keys.shape, 'BS')}: batch sizes differ")
-        return query, keys
-
-    @staticmethod
-    def _q(query) -> str:
-        return shape_str(query.shape, "BT" if query.ndim == 3 else "B")
-
-    def _expect(self, role: str, x, letters: str, weight: str, width: int) -> None:
-        """Raise unless the last dimension of ``x`` is ``width`` (what ``weight`` expects)."""
-        if x.shape[-1] != width:
-            raise ValueError(f"{type(self).__name__}: {role} {shape_str(x.shape, letters)} "
-                             f"vs {weight} expects {width}")
-
-    def _projected(self, projected, keys, width: int) -> Tensor:
-        """``projected`` checked against the keys: (B, S, width)."""
-        projected = as_tensor(projected)
-        if projected.shape != keys.shape[:2] + (width,):
-            raise ValueError(f"{type(self).__name__}: projected {shape_str(projected.shape, 'BS')} "
-                             f"vs keys {shape_str(keys.shape, 'BS')}: expected "
-                             f"{shape_str(keys.shape[:2] + (width,), 'BS')} (from project_keys)")
-        return projected
+            raise ValueError(f"{who}: query {q} vs keys {k}: batch sizes differ")
+        (wq, dq), (wk, dk), width = self._widths(keys)
+        for role, x, weight, want in (("query", query, wq, dq), ("keys", keys, wk, dk)):
+            if x.shape[-1] != want:
+                what = (f"{weight} expects {want}" if weight else
+                        f"keys {k}: qᵀh needs equal widths (GeneralScore takes unequal ones)")
+                raise ValueError(f"{who}: {role} {q if x is query else k} vs {what}")
+        return width
 
 
 def additive(q: Tensor, k: Tensor, v: Tensor, activation: str | None = "tanh") -> Tensor:
@@ -83,10 +90,9 @@ class AdditiveScore(Score):
 
         e_j = vᵀ tanh(W_q q + W_k h_j + b)
 
-    ``W_q (A, Dq)``, ``W_k (A, Dk)``, ``b (A,)``, ``v (A,)``. ``project_keys(h) = W_k h + b``.
-    ``activation=None`` is source 004's linear ablation  e_j = vᵀW_q q + vᵀb + vᵀW_k h_j :
-    the first two terms are the same for every j and softmax ignores a shift, so the weights
-    no longer depend on the query at all.
+    ``W_q (A, Dq)``, ``W_k (A, Dk)``, ``b (A,)``, ``v (A,)``. ``activation=None`` is source
+    004's linear ablation  e_j = vᵀW_q q + vᵀb + vᵀW_k h_j : the first two terms are the same
+    for every j and softmax ignores a shift, so the weights no longer depend on the query.
     """
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int, bias: bool = True,
@@ -103,31 +109,23 @@ class AdditiveScore(Score):
                   if bias else None)
         self.v = Parameter(init.uniform(rng, attn_dim, (attn_dim,), dtype))
 
-    def project_keys(self, keys) -> Tensor:
-        """W_k h_j + b for every source position: (B, S, A)."""
-        keys = as_tensor(keys)
-        self._expect("keys", keys, "BS", "W_k", self.W_k.shape[1])
-        return F.linear(keys, self.W_k, self.b)                       # (B, S, A)
+    def _widths(self, keys) -> tuple:
+        return ("W_q", self.W_q.shape[1]), ("W_k", self.W_k.shape[1]), self.W_q.shape[0]
 
-    def forward(self, query, keys, projected=None) -> Tensor:
-        query, keys = self._inputs(query, keys)
-        self._expect("query", query, "BT"[:query.ndim - 1], "W_q", self.W_q.shape[1])
-        k = (self.project_keys(keys) if projected is None
-             else self._projected(projected, keys, self.W_q.shape[0]))  # (B, S, A)
-        q = F.linear(query, self.W_q)                                  # (B, [T,] A)
-        return self.energy(q, k)                                       # (B, [T,] S)
+    def project_query(self, query) -> Tensor:
+        return F.linear(query, self.W_q)                             # W_q q (B, [T,] A)
+
+    def project_keys(self, keys) -> Tensor:
+        return F.linear(keys, self.W_k, self.b)                      # W_k h_j + b (B, S, A)
 
     def energy(self, q, k) -> Tensor:
-        """e_j = vᵀ tanh(q + k_j) from the projected query q = W_q s (B, [T,] A) and keys
-        k_j = W_k h_j + b (B, S, A); Bahdanau calls the scores energies."""
-        return additive(q, k, self.v, self.activation)                # (B, [T,] S)
+        """e_j = vᵀ tanh(q + k_j) (Bahdanau's energies)."""
+        return additive(q, k, self.v, self.activation)               # (B, [T,] S)
 
 
 class ConcatScore(Score):
-    """Luong's concat score  e_j = vᵀ tanh(W [q; h_j]).
-
-    ``W (A, Dq + Dk)``, ``v (A,)``. Since W [q; h] = W_q q + W_k h with ``W = [W_q | W_k]``,
-    it is the additive score without bias, and ``project_keys(h) = W_k h``.
+    """Luong's concat score  e_j = vᵀ tanh(W [q; h_j]),  ``W (A, Dq + Dk)``, ``v (A,)``.
+    As W [q; h] = W_q q + W_k h with ``W = [W_q | W_k]``, it is the additive score without bias.
     """
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
@@ -139,60 +137,43 @@ class ConcatScore(Score):
         self.W = Parameter(init.uniform(rng, width, (attn_dim, width), dtype))
         self.v = Parameter(init.uniform(rng, attn_dim, (attn_dim,), dtype))
 
-    def project_keys(self, keys) -> Tensor:
-        """W_k h_j, with W_k the right-hand block of W: (B, S, A)."""
-        keys = as_tensor(keys)
-        self._expect("keys", keys, "BS", "W[:, Dq:]", self.W.shape[1] - self.query_dim)
-        return F.linear(keys, self.W[:, self.query_dim:])              # (B, S, A)
+    def _widths(self, keys) -> tuple:
+        Dq, (A, width) = self.query_dim, self.W.shape
+        return ("W[:, :Dq]", Dq), ("W[:, Dq:]", width - Dq), A
 
-    def forward(self, query, keys, projected=None) -> Tensor:
-        query, keys = self._inputs(query, keys)
-        self._expect("query", query, "BT"[:query.ndim - 1], "W[:, :Dq]", self.query_dim)
-        k = (self.project_keys(keys) if projected is None
-             else self._projected(projected, keys, self.W.shape[0]))   # (B, S, A)
-        q = F.linear(query, self.W[:, :self.query_dim])                # (B, [T,] A)
-        return self.energy(q, k)                                       # (B, [T,] S)
+    def project_query(self, query) -> Tensor:
+        return F.linear(query, self.W[:, :self.query_dim])           # W_q q (B, [T,] A)
+
+    def project_keys(self, keys) -> Tensor:
+        return F.linear(keys, self.W[:, self.query_dim:])            # W_k h_j (B, S, A)
 
     def energy(self, q, k) -> Tensor:
-        """e_j = vᵀ tanh(q + k_j) from the projected query q = W_q s (B, [T,] A) and keys
-        k_j = W_k h_j (B, S, A)."""
-        return additive(q, k, self.v)                                  # (B, [T,] S)
+        return additive(q, k, self.v)                                # (B, [T,] S)
 
 
 class DotScore(Score):
     """Luong's dot score  e_j = qᵀ h_j  (query and keys of equal width, no parameters)."""
 
-    def forward(self, query, keys, projected=None) -> Tensor:
-        query, keys = self._inputs(query, keys)
-        k = keys if projected is None else self._projected(projected, keys, keys.shape[-1])
-        if query.shape[-1] != k.shape[-1]:
-            raise ValueError(f"{type(self).__name__}: query {self._q(query)} vs keys "
-                             f"{shape_str(k.shape, 'BS')}: qᵀh needs equal widths "
-                             f"(GeneralScore takes unequal ones)")
-        q = query if query.ndim == 3 else query.expand_dims(1)        # (B, T, D)
-        e = q @ k.swapaxes(-1, -2)                                     # (B, T, S)
-        return e if query.ndim == 3 else e.squeeze(1)                  # (B, [T,] S)
-
 
 class ScaledDotScore(DotScore):
-    """Vaswani's scaled dot score  e_j = qᵀ h_j / √d  (d the key width), or ``/ scale``.
-
-    For q, h with independent N(0, 1) entries Var(qᵀh) = d, so the raw score grows like √d and
-    pushes softmax into saturation; dividing by √d brings the variance back to 1.
-    """
+    """Vaswani's  e_j = qᵀ h_j / √d  (or ``/ scale``): for N(0, 1) entries Var(qᵀh) = d, so
+    the raw score grows like √d and saturates softmax; / √d brings the variance back to 1."""
 
     def __init__(self, scale: float | None = None):
         if scale is not None and not scale > 0:
             raise ValueError(f"ScaledDotScore: scale must be positive, got {scale}")
         self.scale = scale
 
-    def forward(self, query, keys, projected=None) -> Tensor:
-        keys = as_tensor(keys)
-        if self.scale is None and keys.shape[-1] == 0:
+    def _check(self, query, keys) -> int:
+        width = super()._check(query, keys)
+        if self.scale is None and width == 0:
             raise ValueError(f"ScaledDotScore: keys {shape_str(keys.shape, 'BS')} have width "
                              f"d = 0: nothing to divide by √d")
-        scale = np.sqrt(keys.shape[-1]) if self.scale is None else self.scale
-        return super().forward(query, keys, projected) / scale       # (B, [T,] S)
+        return width
+
+    def energy(self, q, k) -> Tensor:
+        scale = np.sqrt(k.shape[-1]) if self.scale is None else self.scale
+        return super().energy(q, k) / scale                          # (B, [T,] S)
 
 
 class GeneralScore(Score):
@@ -204,41 +185,24 @@ class GeneralScore(Score):
         rng = init.generator("GeneralScore", rng)
         self.W = Parameter(init.uniform(rng, key_dim, (query_dim, key_dim), dtype))
 
-    def project_keys(self, keys) -> Tensor:
-        """W h_j for every source position: (B, S, Dq)."""
-        keys = as_tensor(keys)
-        self._expect("keys", keys, "BS", "W", self.W.shape[1])
-        return F.linear(keys, self.W)                                  # (B, S, Dq)
+    def _widths(self, keys) -> tuple:
+        return ("W", self.W.shape[0]), ("W", self.W.shape[1]), self.W.shape[0]
 
-    def forward(self, query, keys, projected=None) -> Tensor:
-        query, keys = self._inputs(query, keys)
-        self._expect("query", query, "BT"[:query.ndim - 1], "W", self.W.shape[0])
-        k = (self.project_keys(keys) if projected is None
-             else self._projected(projected, keys, self.W.shape[0]))   # (B, S, Dq)
-        q = query if query.ndim == 3 else query.expand_dims(1)        # (B, T, Dq)
-        e = q @ k.swapaxes(-1, -2)                                     # (B, T, S)
-        return e if query.ndim == 3 else e.squeeze(1)                  # (B, [T,] S)
+    def project_keys(self, keys) -> Tensor:
+        return F.linear(keys, self.W)                                # W h_j (B, S, Dq)
 
 
 class Attention(Module):
-    """Soft attention with a score module:  e = score(q, h),  α = softmax(e / T),  c = Σ_j α_j v_j.
-
-    ``forward(query, keys, values=None, mask=None, projected=None, position=None, rng=None)
-    -> (context, weights)``: query (B, Dq) or (B, T, Dq), keys (B, S, Dk), values (B, S, Dv)
-    (default: the keys), mask (B, S) boolean, True = may be attended; ``projected`` from
-    ``project_keys(keys)``. It reads with ``read`` (``attention/read.py``). Keys and values
-    at masked positions must be finite (``checks.check_masked_keys``, ``check_masked_values``).
-
-    Source 003 §6's options (the defaults change nothing):
+    """``forward(query, keys, values=None, mask=None, projected=None, position=None, rng=None)
+    -> (context, weights)``: query (B, [T,] Dq), keys (B, S, Dk), values (B, S, Dv) (default:
+    the keys), mask True = may be attended; ``projected`` from ``project_keys(keys)``. Keys and
+    values at masked positions must be finite. Source 003 §6's options:
 
     * ``temperature`` T:  α_j = exp(e_j / T) / Σ_k exp(e_k / T); T < 1 sharpens, T > 1 flattens.
-    * ``dropout`` p, during training only (the module in training mode, which then needs
-      ``rng``: without one a ValueError, never a silent read without dropout):
-      c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),  m_j ~ Bernoulli(1 − p)  (inverted dropout:
-      E[α̃_j] = α_j, so evaluation reads with α unchanged). The weights returned are α.
-    * ``window`` W (truncated attention): weight 0 wherever |j − t| > W, t = ``position`` (the
-      decoder step: an int or (B,) for a query (B, Dq); for (B, T, Dq) 0 … T−1 by default, or
-      anything broadcastable to (B, T)).
+    * ``dropout`` p while training (needs ``rng``):  c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),
+      m_j ~ Bernoulli(1 − p), so E[α̃_j] = α_j; the weights returned are α.
+    * ``window`` W: α_j = 0 where |j − t| > W, t = ``position``: an int or (B,) for a query
+      (B, Dq); for (B, T, Dq) 0 … T−1 by default, or broadcastable to (B, T).
     """
 
     def __init__(self, score: Module, temperature: float = 1.0, dropout: float = 0.0,
@@ -254,38 +218,49 @@ class Attention(Module):
     def forward(self, query, keys, values=None, mask=None, projected=None, position=None,
                 rng=None) -> tuple:
         values = keys if values is None else values
-        scores = self.score(query, keys, projected=projected)       # (B, [T,] S)
+        scores = self.score(query, keys, projected=projected)       # (B, [T,] S), checked
+        scores, values = pair(scores, values)
+        check_read("Attention", scores, values)
+        if mask is not None:
+            mask = as_mask(mask, scores.shape, "Attention")          # (B, [1|T,] S)
+        if self.window is not None:
+            mask = self._truncated(mask, scores.shape, position)     # (B, [T,] S)
+        check_masked("Attention", "keys", keys, mask, scores.data)
+        check_masked("Attention", "values", values, mask)
+        return self._read(scores, values, mask, rng)
+
+    def step(self, query, keys, values=None, mask=None, projected=None, position=None,
+             rng=None) -> tuple:
+        """``forward`` for a caller that checked its inputs once per source batch (a decoder):
+        Tensors, ``projected`` from ``project_keys``, the mask ready to broadcast to the scores
+        ((B, S) for a query (B, Dq)), keys and values finite where masked."""
+        k = self.score.project_keys(keys) if projected is None else projected
+        scores = self.score.step(query, k)                          # (B, [T,] S)
+        if self.window is not None:
+            mask = self._truncated(mask, scores.shape, position)     # (B, [T,] S)
+        return self._read(scores, keys if values is None else values, mask, rng)
+
+    def _read(self, scores, values, mask, rng) -> tuple:
         if self.temperature != 1.0:
             scores = scores / self.temperature                      # e / T  (B, [T,] S)
-        if self.window is not None:
-            mask = self._truncated(mask, scores.shape, position)    # (B, [T,] S)
-        scores, values = pair(scores, values)
-        check_read("Attention", scores, values)                     # errors name Attention
-        if mask is not None:                                        # keys there: finite
-            mask = checked_mask("Attention", mask, scores, keys)    # (B, [1|T,] S)
-        if self.dropout > 0 and self.training:                      # read with α̃, return α
-            if rng is None:
-                raise ValueError(f"Attention: dropout={self.dropout} in training mode needs "
-                                 f"rng=np.random.Generator (or call .eval())")
-            weights = F.softmax(scores, mask=mask)                   # (B, [T,] S): α
-            kept = F.dropout(weights, self.dropout, rng=rng)         # α ⊙ m / (1 − p)  (B, [T,] S)
-            context = weighted_sum(kept, values)                    # (B, [T,] Dv)
-            return check_masked_values("Attention", context, values, mask), weights
-        return read_checked(scores, values, mask, "Attention")      # (B, [T,] Dv), (B, [T,] S)
+        if not (self.dropout > 0 and self.training):
+            return read_op(scores, values, mask)                    # (B, [T,] Dv), (B, [T,] S)
+        if rng is None:
+            raise ValueError(f"Attention: dropout={self.dropout} in training mode needs "
+                             f"rng=np.random.Generator (or call .eval())")
+        weights = F.softmax_op(scores, -1, mask)                     # (B, [T,] S): α
+        kept = F.dropout(weights, self.dropout, rng=rng)             # α̃ = α ⊙ m / (1 − p)
+        return weighted_sum(kept, values), weights                  # (B, [T,] Dv), α
 
     def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
         """The mask (or all True) and |j − t| ≤ W, broadcast to the scores' shape."""
-        if position is None:
-            if len(shape) == 2:
-                raise ValueError("Attention: window=W with one query per example (B, Dq) needs "
-                                 "position, the decoder step t")
-            position = np.arange(shape[-2])                          # (T,): t = 0 … T−1
-        t = np.asarray(position)                      # (), (B,); or (T,), (B, T) for (B, T, S)
+        if position is None and len(shape) == 2:
+            raise ValueError("Attention: window=W with one query per example (B, Dq) needs "
+                             "position, the decoder step t")
+        t = np.arange(shape[-2]) if position is None else np.asarray(position)  # (T,), (B, [T])
         try:
             near = np.broadcast_to(window_mask(t, shape[-1], self.window), shape)  # (B, [T,] S)
         except ValueError:
             raise ValueError(f"Attention: position of shape {t.shape} does not fit scores "
                              f"{shape_str(shape, scores_letters(len(shape)))}") from None
-        if mask is None:
-            return near
-        return near & as_mask(mask, shape, "Attention")              # (B, [T,] S)
+        return near if mask is None else near & mask                # (B, [T,] S)

@@ -15,7 +15,8 @@ where absolute times do not. Workloads, float64 and float32, one BLAS thread:
   -- a small step where the arithmetic matters too;
 * ``step``: the reference training step (``benchmarks/reference.py``: the Bahdanau seq2seq,
   batch 64, lengths 20, forward + backward + Adam), 5 steps per call, with the kernels on as
-  the application runs it (``models/kernels.py``; a revision without that file had them built in).
+  the application runs it (``models/kernels.py``; a revision without that file had them built in);
+* ``core``: the same five steps on the composed core (no kernels), the model a learner builds.
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import numpy as np
 from minigrad.runtime import blas, malloc
 
 ROUNDS = 15
-CALLS = {"chain": 200, "mlp": 200, "step": 1}  # per round
+CALLS = {"chain": 200, "mlp": 200, "step": 1, "core": 1}  # per round
 PACKAGES = ("minigrad", "attention", "models")
 IMPORT = re.compile(r"^(\s*(?:from|import) )(minigrad|attention|models)\b", re.M)
 # ``import minigrad.kernels`` (no ``as``) binds the name ``minigrad``: bind it to the renamed one
@@ -84,17 +85,20 @@ def workloads(engine: dict, dtype: str) -> dict:
     def mlp():
         logits = (x @ w1).tanh() @ w2                                          # (64, 10)
         (-(logits - logits.logsumexp(axis=1, keepdims=True)) * onehot).sum().backward()
-    return {"chain": chain, "mlp": mlp, "step": reference_step(engine, dtype)}
+    return {"chain": chain, "mlp": mlp, "step": reference_step(engine, dtype),
+            "core": reference_step(engine, dtype, kernels=False)}
 
 
-def reference_step(engine: dict, dtype: str):
-    """Five reference training steps (the same model, batch and Adam as benchmarks/reference.py)."""
+def reference_step(engine: dict, dtype: str, kernels: bool = True):
+    """Five reference training steps (the same model, batch and Adam as benchmarks/reference.py),
+    on the kernels or (``kernels=False``) on the composed core."""
     from benchmarks import reference as ref
     s2s = engine["seq2seq"]
     config = s2s.ModelConfig(ref.VOCAB, ref.VOCAB, embed=ref.EMBED, hidden=ref.HIDDEN,
                              dec_hidden=ref.DEC_HIDDEN, attn=ref.ATTN, decoder="bahdanau",
                              score="additive", dtype=dtype)
-    model = engine["use_kernels"](s2s.Seq2Seq(config, np.random.default_rng([0, 0])))
+    model = s2s.Seq2Seq(config, np.random.default_rng([0, 0]))
+    model = engine["use_kernels"](model) if kernels else model
     src, src_mask, tgt, tgt_mask = ref.reference_batch(0)
     opt = engine["mg"].optim.Adam(model.parameters(), lr=ref.LR)
 
@@ -135,7 +139,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__.split("\n")[0])
     p.add_argument("a", help="the revision before (e.g. a commit)")
     p.add_argument("b", nargs="?", default="HEAD", help="the revision after (default HEAD)")
-    p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step)")
+    p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step,core)")
     args = p.parse_args(argv)
     blas.set_threads(1)
     malloc.keep_freed_memory()  # as python -m models and python -m benchmarks do

@@ -1,9 +1,5 @@
-"""``grad(outputs, inputs)``: the engine's loop, returning gradients instead of storing them.
-
-PyTorch's ``torch.autograd.grad``: ``.grad`` is untouched, and with ``create_graph=True`` the
-results are Tensors that carry the graph of the backward pass, to be differentiated again
-(second, third … derivatives are the same engine applied again).
-"""
+"""``grad(outputs, inputs)``, PyTorch's ``torch.autograd.grad``: the engine's loop, returning
+gradients instead of storing them in ``.grad``."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,12 +11,9 @@ from minigrad.xp import ARRAYS, TENSORS
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
          create_graph: bool = False):
-    """Gradients of ``outputs`` (a tensor or a sequence) with respect to ``inputs`` (a tensor
-    or a sequence), returned: a tuple of arrays (zeros where the outputs do not depend on an
-    input), or one array when ``inputs`` is a tensor. ``grad_outputs`` seeds each output
-    (needed for non-scalar outputs). With ``create_graph=True`` the results are Tensors (a
-    Tensor ``grad_outputs`` with ``requires_grad`` is part of that graph too). ``retain_graph``
-    defaults to ``create_graph``: the graph is freed afterwards unless it is True."""
+    """Gradients of ``outputs`` with respect to ``inputs`` (each a tensor or a sequence): a tuple
+    of arrays (zeros where unused), or one for a tensor ``inputs``; Tensors under ``create_graph``,
+    which can be differentiated again. ``grad_outputs`` seeds non-scalar outputs."""
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)
     if isinstance(outputs, Tensor):

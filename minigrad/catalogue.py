@@ -15,13 +15,37 @@ import math
 
 import numpy as np
 
-from minigrad.coerce import as_tensor, check_not_empty, normalize_axes, normalize_axis, pair, reduce_axes
+from minigrad.coerce import (as_tensor, check_not_empty, normalize_axes, normalize_axis, pair, reduce_axes,
+                             softmax_axis)
 from minigrad.engine import Tensor
-from minigrad.ops import _bool_error, _broadcast_error, _keep, matmul, mul, sigmoid
+from minigrad.ops import (_bool_error, _broadcast_error, _keep, log_softmax_array, matmul, mul, power, relu,
+                          sigmoid)
 from minigrad.shape_ops import getitem, reshape
 
 
 # ---- elementwise -------------------------------------------------------------------------------
+
+def abs(x) -> Tensor:
+    """|x|. d/dx = sign(x), and 0 at the kink (as PyTorch)."""
+    x = as_tensor(x)
+    sign = np.sign(x.data)  # a constant: its own derivative is 0, under create_graph too
+    return Tensor._from_op(np.abs(x.data), (x,), lambda xp, g, out, x: (g * sign,), "abs")
+
+
+def rpow(base, x) -> Tensor:
+    """base ** x for a scalar base ≥ 0 (a negative base has no real log). d/dx = out · log(base);
+    at base 0 it is 0 for x ≥ 0 (as PyTorch), not 0 · (−∞) = NaN."""
+    if isinstance(base, Tensor) or np.ndim(base) != 0:
+        return power(base, x)
+    x = as_tensor(x)
+    b = np.asarray(base).item()
+    if b < 0:
+        raise ValueError(f"rpow: base {b} is negative: base ** x = exp(x · log(base)) needs "
+                         f"the log of the base, which is undefined (not real) for base < 0")
+    out = b ** x.data
+    log_b = math.log(b) if b else np.where(x.data >= 0, 0, -math.inf).astype(out.dtype)
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * (out * log_b),), "rpow")
+
 
 def sign(x) -> Tensor:
     """sign(x): −1, 0 or 1, as NumPy. Piecewise constant, so d/dx = 0 everywhere (at 0 too,
@@ -107,6 +131,20 @@ def clip(x, lo=None, hi=None) -> Tensor:
 
 
 # ---- reductions ---------------------------------------------------------------------------
+
+def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
+    """log Σ e^x over ``axis``, stable (``ops.log_softmax_array``). d/dx_i = e^(x_i − out) = softmax(x)_i."""
+    x = as_tensor(x)
+    axes = reduce_axes(axis, x.shape, "logsumexp")
+    check_not_empty("logsumexp", x.shape, axes)
+    lse = log_softmax_array(x.data, axes)[1]
+    out = lse if keepdims else np.squeeze(lse, axes)
+    def vjp(xp, g, out, x):
+        with np.errstate(invalid="ignore"):  # a row of −∞: e^(−∞ − (−∞)) is NaN, read as 0
+            p = xp.nan_to_zero(xp.exp(x - _keep(out, axes, keepdims)))
+        return (p * _keep(g, axes, keepdims),)
+    return Tensor._from_op(out, (x,), vjp, "logsumexp")
+
 
 def _extremum(op, fn, x, axis, keepdims) -> Tensor:
     """max or min over ``axis``: the gradient goes to the elements equal to the result; when
@@ -389,6 +427,39 @@ def tile(x, reps) -> Tensor:
 
 
 # ---- activations (also functional.<name>) -------------------------------------------------------
+
+def elu(x, alpha: float = 1.0) -> Tensor:
+    """x for x > 0, α (e^x − 1) otherwise. d/dx = 1, or α e^x = out + α (at 0: α, as PyTorch)."""
+    x = as_tensor(x)
+    pos = x.data > 0
+    out = np.where(pos, x.data, alpha * np.expm1(np.minimum(x.data, 0)))
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(pos, g, g * (out + alpha)),),
+                           "elu")
+
+
+def _sparsemax_support(z: np.ndarray, axis: int) -> tuple:
+    """The support S of sparsemax(z) and |S|: the k largest z for the largest k with
+    1 + k z₍ₖ₎ > Σ_{j≤k} z₍ⱼ₎, z sorted descending."""
+    z = np.moveaxis(z, axis, -1)                                         # (..., n)
+    top = -np.sort(-z, axis=-1)                                          # z₍₁₎ ≥ z₍₂₎ ≥ …
+    sums = np.cumsum(top, axis=-1)                                       # Σ_{j≤k} z₍ⱼ₎
+    k = (1 + np.arange(1, z.shape[-1] + 1) * top > sums).sum(axis=-1, keepdims=True)  # |S|
+    tau = (np.take_along_axis(sums, k - 1, axis=-1) - 1) / k             # (..., 1)
+    return np.moveaxis(z > tau, -1, axis), np.moveaxis(k, -1, axis).astype(z.dtype)
+
+
+def sparsemax(x, axis: int = -1) -> Tensor:
+    """sparsemax(x) = argmin_{p ∈ simplex} ‖p − x‖² (Martins & Astudillo 2016), with exact zeros:
+    p_i = max(x_i − τ, 0), τ = (Σ_{i∈S} x_i − 1) / |S|. S is constant near x, so autograd
+    gives ∂p/∂x = diag(s) − s sᵀ / |S| (s: S's indicator)."""
+    x = as_tensor(x)
+    axis = softmax_axis("sparsemax", x, axis)
+    if x.ndim == 0:                                                      # one element: p = 1
+        return sparsemax(x.reshape(1)).reshape(())
+    support, size = _sparsemax_support(x.data, axis)                    # S and |S|: constants
+    tau = ((x * support).sum(axis=axis, keepdims=True) - 1) / size       # τ, differentiable
+    return relu(x - tau)
+
 
 def softplus(x) -> Tensor:
     """log(1 + e^x), computed as log1p(e^−|x|) + max(x, 0) so it never overflows.

@@ -1,7 +1,5 @@
-"""The engine's checks, kept out of its loop's way: what a Tensor may be made from, the seed of
-a backward pass, the VJPs' answers, NaN/inf under ``detect_anomaly``, and leaves changed in
-place after a graph recorded them. Each raises an error naming the op and the shapes.
-NumPy alone is imported here, so the engine can import it without a cycle.
+"""The engine's checks, out of its loop's way: what a Tensor may be made from, the VJPs' answers,
+NaN/inf under ``detect_anomaly``. NumPy alone is imported, so the engine imports it without a cycle.
 """
 from __future__ import annotations
 
@@ -9,9 +7,8 @@ import numpy as np
 
 
 class AnomalyError(FloatingPointError):
-    """What ``detect_anomaly`` raises. ``op`` and ``where`` ("forward" or "backward") name the
-    step; ``node`` is the tensor of that op (its result, or the node whose VJP made NaN/inf)
-    and ``inputs`` its inputs, so the graph can be drawn (``minigrad.viz.draw_anomaly``)."""
+    """What ``detect_anomaly`` raises: ``op``, ``where`` ("forward" or "backward"), the ``node`` and
+    its ``inputs``, so that the graph can be drawn."""
 
     def __init__(self, message: str, op: str, where: str, node=None, inputs=()):
         super().__init__(message)
@@ -37,8 +34,7 @@ def refuse_complex(data) -> None:
 
 
 def as_array(data, dtype=None, requires_grad: bool = False) -> np.ndarray:
-    """The array a new tensor wraps: a copy, float64 by default, ints and bools kept; objects,
-    strings and complex numbers refused; ``requires_grad`` only for floating dtypes."""
+    """The array a new tensor wraps: a copy of real numbers; ``requires_grad`` only for floats."""
     try:
         if dtype is not None:  # a cast to a real dtype would drop an imaginary part silently
             refuse_complex(data)
@@ -54,6 +50,15 @@ def as_array(data, dtype=None, requires_grad: bool = False) -> np.ndarray:
                         f"{array.dtype} (only real floating tensors, float16/32/64, "
                         f"have gradients)")
     return array
+
+
+def refuse_backward(t) -> None:
+    """Backward needs a tensor that requires grad, and a gradient for a non-scalar one."""
+    if not t.requires_grad:
+        raise RuntimeError("backward() on a tensor that does not require grad: no input of "
+                           "its graph has requires_grad=True (or it was made under no_grad())")
+    raise RuntimeError(f"backward() on a non-scalar tensor of shape {t.shape} needs a "
+                       f"gradient: pass grad= (an array of that shape)")
 
 
 def refuse_arity(node, parent_grads) -> None:

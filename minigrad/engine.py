@@ -34,9 +34,8 @@ class Tensor:
 
     @staticmethod
     def _from_op(data, parents: tuple, vjp, op: str) -> "Tensor":
-        """The result of op ``op``, recording ``parents`` and ``vjp`` if a parent needs grad.
-        A leaf read by the graph keeps a copy of its bytes, to catch a change made in place
-        before backward (``check_saved``)."""
+        """The result of op ``op``, recording ``parents`` and ``vjp`` if a parent needs grad;
+        a leaf it reads keeps a copy of its bytes (``check_saved``)."""
         t = Tensor.__new__(Tensor)
         t.data = np.asarray(data)
         t.grad = None
@@ -103,9 +102,8 @@ def unbroadcast(grad, shape: tuple, dtype, op: str = "?"):
 
 
 def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
-    """The reverse-mode loop: from the roots back, pop a node's gradient, call its VJP with the
-    namespace ``xp``, add what it returns into its parents' gradients; fill leaves' ``.grad``
-    (or return the gradients of the nodes in ``wanted``)."""
+    """From the roots back: pop a node's gradient, call its VJP with ``xp``, add what it returns
+    into its parents' gradients; fill leaves' ``.grad`` (or return those of ``wanted``)."""
     order = topological_order(roots)
     check_saved(order)
     mode.backward_pass += 1

@@ -1,28 +1,18 @@
-"""The functions a model calls on tensors, after the primitives (``ops.py``, ``shape_ops.py``):
-linear, embedding, dropout, elu, then softmax, log_softmax, cross_entropy and sparsemax.
+"""The functions a model calls on tensors, after the primitives: linear, embedding, dropout,
+softmax, log_softmax and cross_entropy, in PyTorch's layouts and argument orders.
+PyTorch's other functions are ``catalogue.py``'s, reached here too (``functional.softplus``).
 
-linear, embedding and dropout are each one op with its VJP, in PyTorch's layouts: x Wᵀ + b is
-one node instead of three (transpose, matmul, add), with the weight ``(out, in)``; embedding is
-a gather, ``weight[ids]``, whose backward adds g into the rows the ids picked (``xp.scatter``);
-dropout multiplies by a random mask scaled by 1/(1 − p) and its backward by that same mask.
-
-softmax, log_softmax and cross_entropy are ops too, written on the one stable log-softmax of
-``ops.log_softmax_array`` (the maximum subtracted, so they stay finite where exp, sum, divide
-and log composed would overflow); cross_entropy's label smoothing and ``reduction="none"`` are
-the same op. sparsemax and elu are composed from primitives.
-
-PyTorch's other functions (softplus, leaky_relu, silu, nll_loss, the binary cross-entropies)
-live in ``catalogue.py`` and are reached here too, as ``functional.<name>``; ``gelu`` is
-``nn_ops.gelu`` with PyTorch's default.
+A public function checks its arguments once; ``linear_op``, ``embedding_op`` and ``softmax_op``
+are the ops alone, for a caller (a Module, the attention read) that has checked them already.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from minigrad import nn_ops, ops
+from minigrad import nn_ops
 from minigrad.catalogue import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                                class_targets, leaky_relu, nll_loss, silu, softplus)
-from minigrad.coerce import as_tensor, boolean_mask, check_not_empty, normalize_axis
+                                class_targets, elu, leaky_relu, nll_loss, silu, softplus, sparsemax)
+from minigrad.coerce import as_tensor, boolean_mask, softmax_axis
 from minigrad.engine import Tensor
 from minigrad.init import check_rng
 from minigrad.ops import log_softmax_array
@@ -31,28 +21,36 @@ from minigrad.ops import log_softmax_array
 # ---- layers' functions -----------------------------------------------------------------------
 
 def _check_linear(x, weight, bias) -> tuple:
-    """``linear``'s arguments as Tensors, checked: a float 2-D weight (out, in), x (..., in), a
-    bias (out,) or None; a plain array x or bias adopts the weight's dtype."""
+    """``linear``'s x (..., in), float weight (out, in) and bias (out,) or None, as Tensors."""
     weight = as_tensor(weight)
     if weight.data.dtype.kind != "f":
         raise TypeError(f"linear: weight must be a float tensor, got dtype {weight.dtype} "
                         f"(shape {weight.shape}); an int weight has no gradient")
-    x = as_tensor(x, weight)
     if weight.data.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")
-    if x.shape[-1:] != weight.shape[1:]:
-        raise ValueError(f"linear: input of shape {x.shape} does not fit weight of shape "
-                         f"{weight.shape} (expects last dim {weight.shape[1]})")
     bias = None if bias is None else as_tensor(bias, weight)
     if bias is not None and bias.data.shape != weight.data.shape[:1]:
         raise ValueError(f"linear: bias of shape {bias.shape} does not fit weight of shape "
                          f"{weight.shape} (expects {weight.shape[:1]})")
-    return x, weight, bias
+    return linear_input("linear", x, weight), weight, bias
+
+
+def linear_input(who: str, x, weight: Tensor) -> Tensor:
+    """x as a Tensor of weight's dtype whose last dim is weight's in: what a Linear call checks."""
+    x = as_tensor(x, weight)
+    if x.shape[-1:] != weight.shape[1:]:
+        raise ValueError(f"{who}: input of shape {x.shape} does not fit weight of shape "
+                         f"{weight.shape} (expects last dim {weight.shape[1]})")
+    return x
+
+
+def linear(x, weight, bias=None) -> Tensor:
+    """x Wᵀ + b with PyTorch's layout ``weight (out, in)``: x (..., in) → (..., out)."""
+    return linear_op(*_check_linear(x, weight, bias))
 
 
 def _linear_vjp(lead: tuple, n_in: int, need_x: bool, need_w: bool):
-    """linear's VJP, all leading axes as the rows N of one 2-D product: dx = g W,
-    dW = gᵀ x, db = Σ g over the rows."""
+    """dx = g W, dW = gᵀ x, db = Σ g, all leading axes as the N rows of one 2-D product."""
     def vjp(xp, g, out, x, weight, bias=None):
         g2 = g.reshape(-1, g.shape[-1])                                      # (N, out)
         gx = (g2 @ weight).reshape(lead + (n_in,)) if need_x else None      # (..., in)
@@ -61,41 +59,38 @@ def _linear_vjp(lead: tuple, n_in: int, need_x: bool, need_w: bool):
     return vjp
 
 
-def linear(x, weight, bias=None) -> Tensor:
-    """x Wᵀ + b, with PyTorch's layout ``weight (out, in)``: x (..., in) → (..., out).
-    VJP (``_linear_vjp``): dx = g W, dW = Σ gᵀ x over all leading axes, db = Σ g."""
-    x, weight, bias = _check_linear(x, weight, bias)
-    n_in = weight.shape[1]
-    out = (x.data.reshape(-1, n_in) @ weight.data.T).reshape(x.shape[:-1] + weight.shape[:1])
+def linear_op(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``linear`` unchecked: one node (``_linear_vjp``)."""
+    n_in, lead = weight.shape[1], x.shape[:-1]
+    out = (x.data.reshape(-1, n_in) @ weight.data.T).reshape(lead + weight.shape[:1])
     if bias is not None:
         out += bias.data
-    vjp = _linear_vjp(x.shape[:-1], n_in, x.requires_grad, weight.requires_grad)
+    vjp = _linear_vjp(lead, n_in, x.requires_grad, weight.requires_grad)
     return Tensor._from_op(out, (x, weight) + (() if bias is None else (bias,)), vjp, "linear")
 
 
-def _check_embedding(input, weight) -> tuple:
-    """``embedding``'s integer ids (as an array) and its 2-D weight (V, E), each id in [0, V)."""
+def embedding_ids(input, weight: Tensor) -> np.ndarray:
+    """``embedding``'s integer ids, each a row of the 2-D weight (V, E)."""
     ids = np.asarray(input.data if isinstance(input, Tensor) else input)
     if ids.dtype.kind not in "iu":
-        swapped = " (the order is embedding(input, weight), ids first, as PyTorch)" \
-            if np.asarray(weight.data if isinstance(weight, Tensor) else weight).dtype.kind in "iu" else ""
-        raise ValueError(f"embedding: input must be integer ids, got dtype {ids.dtype}{swapped}")
-    weight = as_tensor(weight)
+        raise ValueError(f"embedding: input must be integer ids, got dtype {ids.dtype}" + (
+            " (the order is embedding(input, weight), ids first, as PyTorch)" if weight.data.dtype.kind in "iu" else ""))
     if weight.data.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (V, E), got shape {weight.shape}")
-    V = weight.shape[0]
-    if ids.size and (ids.min() < 0 or ids.max() >= V):
-        bad = ids[(ids < 0) | (ids >= V)][0]
-        raise ValueError(f"embedding: id {bad} is out of range for a table of {V} rows "
-                         f"(weight shape {weight.shape})")
-    return ids, weight
+    if ids.size and (ids.min() < 0 or ids.max() >= len(weight.data)):
+        raise ValueError(f"embedding: id {ids[(ids < 0) | (ids >= len(weight.data))][0]} is out of range "
+                         f"for a table of {len(weight.data)} rows (weight shape {weight.shape})")
+    return ids
 
 
 def embedding(input, weight) -> Tensor:
-    """Rows of ``weight (V, E)`` picked by the integer ids ``input (...)`` → (..., E), in
-    PyTorch's argument order (``F.embedding(input, weight)``). VJP: each row's gradient is the
-    sum of g over the positions that picked it (``xp.scatter``: repeated ids add up)."""
-    ids, weight = _check_embedding(input, weight)
+    """Rows of ``weight (V, E)`` picked by the integer ids ``input (...)`` → (..., E)."""
+    weight = as_tensor(weight)
+    return embedding_op(embedding_ids(input, weight), weight)
+
+
+def embedding_op(ids: np.ndarray, weight: Tensor) -> Tensor:
+    """``embedding`` unchecked, a gather. VJP: each row gets the sum of g where it was picked."""
     return Tensor._from_op(weight.data[ids], (weight,),
                            lambda xp, g, out, w: (xp.scatter(g, ids, w.shape),), "embedding")
 
@@ -115,9 +110,8 @@ def _check_dropout(p, training, rng) -> None:
 
 def dropout(input, p: float = 0.5, training: bool = True, *,
             rng: np.random.Generator | None = None) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by 1/(1−p) (inverted dropout:
-    the expectation is unchanged); the identity when not training or p = 0. PyTorch's
-    ``F.dropout(input, p, training)``, its randomness ``rng=`` (needed when it draws)."""
+    """Zero each element with probability ``p``, scale the rest by 1/(1−p) (the expectation is
+    unchanged); the identity when not training or p = 0. ``rng=`` is needed when it draws."""
     x = as_tensor(input)
     _check_dropout(p, training, rng)
     if not training or p == 0:
@@ -127,26 +121,11 @@ def dropout(input, p: float = 0.5, training: bool = True, *,
     return Tensor._from_op(x.data * mask, (x,), lambda xp, g, out, x: (g * mask,), "dropout")
 
 
-def elu(x, alpha: float = 1.0) -> Tensor:
-    """x for x > 0, α (e^x − 1) otherwise. d/dx = 1, or α e^x = out + α (at 0: α, as PyTorch)."""
-    x = as_tensor(x)
-    pos = x.data > 0
-    out = np.where(pos, x.data, alpha * np.expm1(np.minimum(x.data, 0)))
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(pos, g, g * (out + alpha)),),
-                           "elu")
-
-
 # ---- softmax and cross-entropy -----------------------------------------------------------------
 
 def _check_axis_mask(op, x, axis, mask=None) -> tuple:
-    """The softmax axis, checked and not empty (a softmax over nothing has no value; a 0-d x
-    takes axis 0 or −1, as PyTorch's dim), and the boolean mask (True = keep) or None, which
-    must broadcast to x's shape."""
-    if x.ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
-        axis = -1
-    else:
-        axis = normalize_axis(axis, x.shape, op)
-        check_not_empty(op, x.shape, (axis,))
+    """The softmax axis (``softmax_axis``) and the boolean mask (True = keep) or None, broadcasting to x."""
+    axis = softmax_axis(op, x, axis)
     if mask is None:
         return axis, None
     mask = boolean_mask(op, "mask (True = keep)", mask)
@@ -157,36 +136,32 @@ def _check_axis_mask(op, x, axis, mask=None) -> tuple:
 
 
 def softmax_array(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
-    """α = exp(log softmax(x)) over ``axis`` (``log_softmax_array``), the array-level masked
-    softmax: ``mask`` (True = keep) gives exactly 0 to masked entries, and a row with nothing
-    kept is all zeros, without warnings."""
+    """exp(log softmax(x)) on arrays: exactly 0 where ``mask`` is False, a row with nothing kept all 0."""
     return np.exp(log_softmax_array(x, axis, mask)[0])
 
 
 def softmax_vjp(y: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
-    """dL/dx = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x): (diag(y) − y yᵀ) g, no matrix built.
-
-    Also right for a masked softmax: there y_j = 0 at masked entries, so they get 0. On arrays,
-    or on Tensors under ``create_graph`` (then y is the softmax's output tensor).
-    """
+    """dL/dx = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x): (diag(y) − y yᵀ) g, no matrix built
+    (masked entries, y_j = 0, get 0)."""
     return y * (g - (g * y).sum(axis=axis, keepdims=True))
 
 
 def softmax(x, axis: int = -1, mask=None) -> Tensor:
-    """softmax(x)_i = e^(x_i) / Σ_j e^(x_j), computed with the maximum subtracted.
-
-    ``mask`` (boolean, True = keep) removes entries from the sum; they get weight 0, and a row
-    with nothing kept is all zeros (never NaN). VJP: ``softmax_vjp``.
-    """
+    """softmax(x)_i = e^(x_i) / Σ_j e^(x_j), stable; ``mask`` (True = keep) gives the others 0."""
     x = as_tensor(x)
     axis, mask = _check_axis_mask("softmax", x, axis, mask)
+    return softmax_op(x, axis, mask)
+
+
+def softmax_op(x: Tensor, axis: int, mask: np.ndarray | None) -> Tensor:
+    """``softmax`` unchecked, for callers that checked x, axis and mask already."""
     y = softmax_array(x.data, axis, mask)
     return Tensor._from_op(y, (x,), lambda xp, g, y, x: (softmax_vjp(y, g, axis),), "softmax")
 
 
 def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
-    """log softmax(x)_i = x_i − log Σ_j e^(x_j), stable. VJP: g − softmax(x) Σ_j g_j. With ``mask``
-    (True = keep) masked entries are 0, not −∞ (nothing downstream turns NaN), without gradient."""
+    """log softmax(x)_i = x_i − log Σ_j e^(x_j). VJP: g − softmax(x) Σ_j g_j. Masked entries are 0
+    (not −∞, so nothing downstream turns NaN), without gradient."""
     x = as_tensor(x)
     axis, mask = _check_axis_mask("log_softmax", x, axis, mask)
     logp = log_softmax_array(x.data, axis, mask)[0]
@@ -199,8 +174,8 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
 
 
 def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tuple:
-    """cross_entropy's inputs, checked, as (logits, q (N, C) = (1 − ε) onehot(target) + ε / C,
-    the weight (N,) of each position: 1/n under "mean" over n kept, 1 otherwise, 0 if ignored)."""
+    """cross_entropy's inputs, checked: logits, q (N, C), and each position's weight (N,): 1/n
+    under "mean" over the n kept, 1 otherwise, 0 if ignored."""
     logits = as_tensor(logits)
     if logits.data.dtype.kind != "f":  # integer logits would be truncated to an integer loss
         raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} "
@@ -217,8 +192,8 @@ def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tup
 
 def cross_entropy(logits, targets, ignore_index=None, reduction="mean", label_smoothing=0.0) -> Tensor:
     """ℓ = −Σ_c q_c log softmax(logits)_c, q = (1 − ε) onehot(target) + ε / C, for logits (..., C)
-    and integer targets (...): the mean over positions (``reduction``: or "sum", or "none" for
-    each), a target ``ignore_index`` counting 0. VJP: (softmax(logits) − q) · g / n."""
+    and integer targets (...), averaged over the positions not ignored (or summed, or "none").
+    VJP: (softmax(logits) − q) · g / n."""
     logits, q, w = _cross_entropy_targets(logits, targets, ignore_index, reduction, label_smoothing)
     logp = log_softmax_array(logits.data.reshape(q.shape))[0]            # (N, C)
     loss = -(np.where(q > 0, logp, 0) * q).sum(axis=-1) * w              # (N,)
@@ -227,32 +202,6 @@ def cross_entropy(logits, targets, ignore_index=None, reduction="mean", label_sm
         p = xp.saved(np.exp(logp), lambda: softmax(logits.reshape(q.shape), axis=1))  # (N, C)
         return (((p - q) * (g.reshape(-1) * w)[:, None]).reshape(logits.shape),)
     return Tensor._from_op(np.asarray(out, dtype=logits.dtype), (logits,), vjp, "cross_entropy")
-
-
-def _sparsemax_support(z: np.ndarray, axis: int) -> tuple:
-    """The support S of sparsemax(z) along ``axis`` and its size |S|, as arrays: sort z
-    descending, z₍₁₎ ≥ z₍₂₎ ≥ …; S holds the k largest for the largest k with
-    1 + k z₍ₖ₎ > Σ_{j≤k} z₍ⱼ₎."""
-    z = np.moveaxis(z, axis, -1)                                         # (..., n)
-    top = -np.sort(-z, axis=-1)                                          # z₍₁₎ ≥ z₍₂₎ ≥ …
-    sums = np.cumsum(top, axis=-1)                                       # Σ_{j≤k} z₍ⱼ₎
-    k = (1 + np.arange(1, z.shape[-1] + 1) * top > sums).sum(axis=-1, keepdims=True)  # |S|
-    tau = (np.take_along_axis(sums, k - 1, axis=-1) - 1) / k             # (..., 1)
-    return np.moveaxis(z > tau, -1, axis), np.moveaxis(k, -1, axis).astype(z.dtype)
-
-
-def sparsemax(x, axis: int = -1) -> Tensor:
-    """sparsemax(x) = argmin_{p ∈ simplex} ‖p − x‖² (Martins & Astudillo 2016): like softmax, a
-    distribution keeping the order of x, but with exact zeros: p_i = max(x_i − τ, 0),
-    τ = (Σ_{i∈S} x_i − 1) / |S|, S = {i : p_i > 0}. S is constant near x (away from the kinks),
-    so autograd gives ∂p/∂x = diag(s) − s sᵀ / |S| (s: S's indicator) with no VJP written out."""
-    x = as_tensor(x)
-    axis, _ = _check_axis_mask("sparsemax", x, axis)
-    if x.ndim == 0:                                                      # one element: p = 1
-        return sparsemax(x.reshape(1)).reshape(())
-    support, size = _sparsemax_support(x.data, axis)                    # S and |S|: constants
-    tau = ((x * support).sum(axis=axis, keepdims=True) - 1) / size       # τ, differentiable
-    return ops.relu(x - tau)
 
 
 # ---- PyTorch's spelling ------------------------------------------------------------------------

@@ -1,16 +1,5 @@
-"""Parameter initialisation, and the one check of the ``rng`` argument.
-
-Randomness is always passed in as an ``np.random.Generator``; every layer that draws its
-parameters takes ``rng=None`` (a fresh unseeded Generator) or a Generator, and refuses anything
-else -- a seed, a ``RandomState`` -- with the same one-line error, naming the layer.
-
-PyTorch initialises a weight that multiplies an input of width ``fan_in`` (``Linear``, the
-recurrent cells, the attention scores) uniformly:
-
-    w ~ U(−1/√fan_in, 1/√fan_in)
-
-and an embedding table with N(0, 1).
-"""
+"""Parameter initialisation, as PyTorch, and the one check of the ``rng`` argument: a layer
+takes ``rng=None`` (a fresh Generator) or an ``np.random.Generator``, never a seed."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +13,7 @@ def check_rng(who: str, rng) -> None:
 
 
 def generator(who: str, rng) -> np.random.Generator:
-    """``rng`` checked by ``check_rng``; a fresh unseeded Generator when it is None."""
+    """``rng``, checked, or a fresh unseeded Generator when it is None."""
     if rng is None:
         return np.random.default_rng()
     check_rng(who, rng)
@@ -32,11 +21,11 @@ def generator(who: str, rng) -> np.random.Generator:
 
 
 def uniform(rng: np.random.Generator, fan_in: int, shape: tuple, dtype=np.float64) -> np.ndarray:
-    """An array of ``shape`` drawn from U(−1/√fan_in, 1/√fan_in), as ``dtype``."""
+    """w ~ U(−1/√fan_in, 1/√fan_in): a weight multiplying an input of width fan_in."""
     bound = 1.0 / np.sqrt(fan_in)
     return rng.uniform(-bound, bound, size=shape).astype(dtype)
 
 
 def normal(rng: np.random.Generator, shape: tuple, dtype=np.float64) -> np.ndarray:
-    """An array of ``shape`` drawn from N(0, 1), as ``dtype`` (PyTorch's ``Embedding``)."""
+    """N(0, 1), as PyTorch's ``Embedding``."""
     return rng.standard_normal(shape).astype(dtype)

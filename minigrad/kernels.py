@@ -1,16 +1,9 @@
 """The kernels room: fused, faster versions of core modules, switched on in one place.
 
-The core (``engine``, ``ops``, ``nn``, and the cells, scores and decoders above) is the readable
-reference: every module is composed from primitive ops, so autograd derives its backward and
-``create_graph=True`` works through it. A *kernel* is a subclass of a core module that computes
-the same numbers faster (one graph node with a hand-written backward, fewer temporaries), and is
-tested equal to the core to 1e-12 in float64 (``tests/minigrad/test_nn_ops.py, tests/attention/test_attention_kernels.py, tests/models/test_model_kernels.py``).
-
-Each package has a ``kernels`` module with a table ``KERNELS = {CoreClass: KernelClass}`` of its
-own kernels (``minigrad`` < ``attention`` < ``models``), and no switch: the one switch is
-``models.kernels.use_kernels(model)``, which names the three tables and swaps, in place, the
-class of every submodule one of them names (``swap`` below). The application switches them on
-in exactly one place (``models.app``'s model builder); nothing in the core reads a flag::
+A *kernel* is a subclass of a core module that computes the same numbers faster (one graph node
+with a hand-written backward, fewer temporaries), tested equal to the core to 1e-12 in float64.
+Each package's ``kernels`` module has a table ``KERNELS = {CoreClass: KernelClass}``; the one
+switch, ``models.kernels.use_kernels(model)``, applies the three tables in place (``swap``)::
 
     model = use_kernels(Seq2Seq(config))   # same parameters, same numbers, faster steps
     use_core(model)                        # back to the composed reference
@@ -31,9 +24,7 @@ from minigrad.xp import once_differentiable
 
 def swap(module, table: dict, back: bool = False):
     """Give every submodule of ``module`` (itself included) whose class ``table`` names the class
-    ``table`` maps it to; ``back``: every kernel of ``table`` its core class again. Parameters and
-    state are untouched: a kernel adds no attributes. Returns ``module``. The mechanism under
-    ``models.kernels.use_kernels`` / ``use_core``, which apply every package's table."""
+    ``table`` maps it to (``back``: the other way), in place; returns ``module``."""
     if back:
         table = {kernel: core for core, kernel in table.items()}
     for m in list(module.modules()):
@@ -46,10 +37,8 @@ def swap(module, table: dict, back: bool = False):
 # ---- tanh and σ in place, for the kernels' elementwise work ---------------------------------
 
 def tanh_(x: np.ndarray) -> np.ndarray:
-    """tanh in place. In float64 as sign(x) (2 / (1 + e) − 1) with e = exp(−2 min(|x|, 20)): never
-    overflows, within 2⁻⁵¹ of np.tanh, and about 4× faster on the machine of
-    benchmarks/README.md, whose NumPy has a vectorised float64 exp but not tanh. float32
-    keeps np.tanh (vectorised already)."""
+    """tanh in place; in float64 as sign(x) (2 / (1 + e) − 1) with e = exp(−2 min(|x|, 20)),
+    within 2⁻⁵¹ of np.tanh and faster where NumPy's float64 exp is vectorised but not tanh."""
     if x.dtype != np.float64:
         return np.tanh(x, out=x)
     e = np.abs(x)
@@ -78,16 +67,6 @@ def sigmoid_(a: np.ndarray) -> np.ndarray:
     return np.divide(1, a, out=a)
 
 
-def log_softmax_(z: np.ndarray) -> np.ndarray:
-    """log softmax over the last axis in place, as ``functional.log_softmax`` computes it:
-    z − m − log Σ e^{z − m}, m the row's maximum (0 where that is not finite)."""
-    m = z.max(axis=-1, keepdims=True)
-    z -= m if np.isfinite(m).all() else np.where(np.isfinite(m), m, 0)
-    s = np.exp(z).sum(axis=-1, keepdims=True)
-    z -= np.log(s, out=s)
-    return z
-
-
 # ---- layer norm and GELU, each one op with its closed-form VJP -------------------------------
 
 def fused_layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
@@ -99,14 +78,13 @@ def fused_layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
 
         ∂L/∂x = r (ĝ − mean(ĝ) − x̂ mean(ĝ ⊙ x̂)),   ∂L/∂γ = Σ g ⊙ x̂,   ∂L/∂β = Σ g
 
-    (x̂ has mean 0 and mean square ≈ 1, so the two subtractions remove exactly the parts of ĝ
-    that moving μ and σ would undo). x (..., D); weight γ and bias β (D,) or None.
+    x (..., D); weight γ and bias β (D,) or None.
     """
     x = as_tensor(x)
     weight = None if weight is None else as_tensor(weight, x)
     bias = None if bias is None else as_tensor(bias, x)
     check_layer_norm(x, weight, bias, eps)
-    inv_d = 1.0 / x.shape[-1]  # sums times 1/D: ndarray.mean's own overhead is measurable here
+    inv_d = 1.0 / x.shape[-1]  # sums times 1/D: faster than ndarray.mean
     xc = x.data - np.add.reduce(x.data, axis=-1, keepdims=True) * inv_d      # (..., D): x − μ
     r = 1.0 / np.sqrt(np.add.reduce(xc * xc, axis=-1, keepdims=True) * inv_d + eps)  # (..., 1)
     xhat = xc * r                                                    # (..., D)
@@ -141,10 +119,8 @@ class FusedLayerNorm(LayerNorm):
 
 
 def fused_gelu(x) -> Tensor:
-    """``nn_ops.gelu`` as one op: GELU(x) = x Φ(x) ≈ ½ x (1 + tanh u),  u = √(2/π) (x + 0.044715 x³)  (tanh form).
-
-    d/dx = ½ (1 + tanh u) + ½ x (1 − tanh² u) · √(2/π) (1 + 3 · 0.044715 x²).
-    """
+    """``nn_ops.gelu`` as one op: ½ x (1 + tanh u), u = √(2/π) (x + 0.044715 x³); d/dx =
+    ½ (1 + tanh u) + ½ x (1 − tanh² u) · √(2/π) (1 + 3 · 0.044715 x²)."""
     x = as_tensor(x)
     xd = x.data
     t = np.tanh(GELU_C * (xd + GELU_A * xd ** 3))

@@ -1,10 +1,8 @@
 """Modules: containers of parameters, in PyTorch's shape.
 
-A ``Module`` finds its parameters by looking at its attributes: a ``Parameter``, another
-``Module``, or a list, tuple or dict of them (one level deep: a list of lists is not searched).
-No registration calls, no metaclass -- assigning an attribute is enough, in the order the
-attributes were assigned. Names are dotted paths: ``fc.weight``, ``blocks.0.fc.bias`` (item 0
-of the list ``blocks``), ``heads.a.weight`` (key ``"a"`` of the dict ``heads``).
+A ``Module``'s parameters are its attributes that are a ``Parameter``, a ``Module``, or a list,
+tuple or dict of them (one level deep), in the order assigned: no registration. Names are
+dotted paths: ``fc.weight``, ``blocks.0.fc.bias``, ``heads.a.weight``.
 """
 from __future__ import annotations
 
@@ -35,46 +33,39 @@ class Module:
     def forward(self, *args, **kwargs):
         raise TypeError(f"{type(self).__name__} does not define forward()")
 
-    def named_parameters(self, prefix: str = ""):
-        """Yield ``(dotted name, Parameter)`` for this module and all submodules, once each."""
-        seen = set()
-        for name, p in self._walk(prefix):
-            if id(p) not in seen:
-                seen.add(id(p))
-                yield name, p
-
-    def _walk(self, prefix):
+    def _walk(self, prefix: str = "", seen=None):
+        """``(dotted name, value)`` of each attribute, here and in the submodules (each visited once)."""
+        seen = set() if seen is None else seen
+        seen.add(id(self))
         for name, value in _attributes(self):
-            if isinstance(value, Parameter):
-                yield prefix + name, value
-            elif isinstance(value, Module):
-                yield from value._walk(f"{prefix}{name}.")
+            yield prefix + name, value
+            if isinstance(value, Module) and id(value) not in seen:
+                yield from value._walk(f"{prefix}{name}.", seen)
+
+    def named_parameters(self, prefix: str = "") -> list:
+        """``(dotted name, Parameter)`` for this module and all submodules, once each."""
+        found = {}
+        for name, p in self._walk(prefix):
+            if isinstance(p, Parameter):
+                found.setdefault(id(p), (name, p))
+        return list(found.values())
 
     def parameters(self) -> list:
         return [p for _, p in self.named_parameters()]
 
-    def modules(self, _seen=None):
-        """This module and every submodule, depth first, once each (as named_parameters)."""
-        _seen = set() if _seen is None else _seen
-        if id(self) in _seen:
-            return
-        _seen.add(id(self))
-        yield self
-        for _, value in _attributes(self):
-            if isinstance(value, Module):
-                yield from value.modules(_seen)
+    def modules(self) -> list:
+        """This module and every submodule, depth first, once each."""
+        found = {id(m): m for m in [self] + [v for _, v in self._walk()] if isinstance(m, Module)}
+        return list(found.values())
 
     def __repr__(self) -> str:
-        """PyTorch's tree: ``Name(setting=value, …)``, then each submodule indented as
-        ``(attribute): …``; a module without submodules shows its parameters' shapes too."""
+        """PyTorch's tree: settings, then each submodule indented; a leaf shows its parameters' shapes."""
         children = [(n, v) for n, v in _attributes(self) if isinstance(v, Module)]
         settings = [f"{n}={v!r}" for n, v in vars(self).items()
                     if isinstance(v, (bool, int, float, str)) and not n.startswith("_")]
         if not children:
-            settings += [f"{n}={tuple(v.shape)}" for n, v in _attributes(self)
-                         if isinstance(v, Parameter)]
-        if not children:
-            return f"{type(self).__name__}({', '.join(settings)})"
+            shapes = [f"{n}={tuple(v.shape)}" for n, v in _attributes(self) if isinstance(v, Parameter)]
+            return f"{type(self).__name__}({', '.join(settings + shapes)})"
         lines = [", ".join(settings)] if settings else []
         lines += [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in children]
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
@@ -96,32 +87,21 @@ class Module:
         return {name: p.data.copy() for name, p in self.named_parameters()}
 
     def load_state_dict(self, state: dict) -> None:
-        """Copy arrays into the parameters; every name must be present and of the right shape.
-
-        Raises ``ValueError`` listing all missing, unexpected and mis-shaped entries; nothing is
-        changed unless everything fits.
-        """
+        """Copy arrays into the parameters; nothing changes unless every name is there with its shape."""
         params = dict(self.named_parameters())
-        missing = sorted(set(params) - set(state))
-        unexpected = sorted(set(state) - set(params))
-        misshaped = [f"{k}: checkpoint {np.shape(state[k])} vs model {params[k].shape}"
-                     for k in params if k in state and np.shape(state[k]) != params[k].shape]
-        problems = []
-        if missing:
-            problems.append(f"missing: {', '.join(missing)}")
-        if unexpected:
-            problems.append(f"unexpected: {', '.join(unexpected)}")
-        if misshaped:
-            problems.append(f"wrong shape: {'; '.join(misshaped)}")
-        if problems:
-            raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(problems))
+        problems = {"missing": sorted(set(params) - set(state)),
+                    "unexpected": sorted(set(state) - set(params)),
+                    "wrong shape": [f"{k}: checkpoint {np.shape(state[k])} vs model {params[k].shape}"
+                                    for k in params if k in state and np.shape(state[k]) != params[k].shape]}
+        if any(problems.values()):
+            raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(
+                f"{kind}: {', '.join(names)}" for kind, names in problems.items() if names))
         for k, p in params.items():
             p.data = np.array(state[k], dtype=p.data.dtype)
 
 
 def _attributes(module):
-    """``(name, value)`` for each attribute, with lists and tuples opened into ``name.i`` and
-    dicts into ``name.key``: the one place that decides where parameters are looked for."""
+    """``(name, value)`` of each attribute, lists and tuples opened as ``name.i``, dicts as ``name.key``."""
     for name, value in vars(module).items():
         if isinstance(value, (list, tuple)):
             yield from ((f"{name}.{i}", item) for i, item in enumerate(value))
@@ -132,9 +112,7 @@ def _attributes(module):
 
 
 def check_sizes(who: str, **sizes) -> None:
-    """Layer sizes must be positive ints, not bools (a size 0 would give an empty layer, or
-    1/√0): the one check of the library's constructors that take sizes; the error names the
-    layer and every size with its value."""
+    """Refuse layer sizes that are not positive ints (0 would give an empty layer, or 1/√0)."""
     if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0
                for n in sizes.values()):
         raise ValueError(f"{who}: {' and '.join(sizes)} must be positive integers, got "
@@ -142,8 +120,7 @@ def check_sizes(who: str, **sizes) -> None:
 
 
 class Linear(Module):
-    """y = x Wᵀ + b with ``weight (out, in)`` and ``bias (out,)``, initialised as PyTorch does:
-    U(−1/√in, 1/√in) for both."""
+    """y = x Wᵀ + b, ``weight (out, in)`` and ``bias (out,)`` drawn from U(−1/√in, 1/√in)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64):
@@ -155,10 +132,9 @@ class Linear(Module):
                      if bias else None)
 
     def forward(self, x):
-        if x.shape[-1] != self.in_features:
-            raise ValueError(f"Linear({self.in_features}, {self.out_features}): input of shape "
-                             f"{tuple(x.shape)} has last dim {x.shape[-1]}, expected {self.in_features}")
-        return F.linear(x, self.weight, self.bias)
+        """The parameters were checked when made: only the input is, here."""
+        x = F.linear_input(f"Linear({self.in_features}, {self.out_features})", x, self.weight)
+        return F.linear_op(x, self.weight, self.bias)
 
 
 class Embedding(Module):
@@ -171,12 +147,11 @@ class Embedding(Module):
         self.weight = Parameter(init.normal(rng, (num_embeddings, embedding_dim), dtype))
 
     def forward(self, ids):
-        return F.embedding(ids, self.weight)
+        return F.embedding_op(F.embedding_ids(ids, self.weight), self.weight)
 
 
 class LayerNorm(Module):
-    """y = γ ⊙ (x − μ) / √(σ² + ε) + β over the last axis (``minigrad.nn_ops.layer_norm``, composed);
-    ``weight`` γ starts at ones and ``bias`` β at zeros, as in PyTorch."""
+    """``nn_ops.layer_norm`` over the last axis; ``weight`` γ starts at ones, ``bias`` β at zeros."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, dtype=np.float64):
         check_sizes("LayerNorm", normalized_shape=normalized_shape)

@@ -1,9 +1,5 @@
-"""Layer normalisation and GELU, the Transformer's two functions, composed from primitive ops.
-
-Shape letters: ``...`` any leading axes, D the normalised (last) axis. Autograd derives both
-backwards (so they can be differentiated twice); ``minigrad.kernels`` has each as one fused op
-with its closed-form VJP, tested equal to these. ``gelu`` is the one GELU: its tanh form is the
-Transformer's (the default here), its exact form PyTorch's default (``functional.gelu``).
+"""Layer normalisation and GELU, the Transformer's two functions, composed from primitive ops
+(autograd derives both backwards). Shape letters: ``...`` leading axes, D the last axis.
 """
 from __future__ import annotations
 
@@ -17,22 +13,16 @@ from minigrad.coerce import as_tensor
 from minigrad.engine import Tensor
 
 
-def _layer_norm_inputs(x, weight, bias, eps) -> tuple:
-    """x, γ and β as Tensors (γ and β adopt x's dtype), checked by ``check_layer_norm``."""
-    x = as_tensor(x)
-    weight = None if weight is None else as_tensor(weight, x)
-    bias = None if bias is None else as_tensor(bias, x)
-    check_layer_norm(x, weight, bias, eps)
-    return x, weight, bias
-
-
 def layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """y = γ ⊙ x̂ + β over the last axis (Ba, Kiros & Hinton 2016), where
 
         μ = (1/D) Σ_i x_i,   σ² = (1/D) Σ_i (x_i − μ)²,   x̂ = (x − μ) / √(σ² + ε).
 
     x (..., D); weight γ and bias β (D,) or None."""
-    x, weight, bias = _layer_norm_inputs(x, weight, bias, eps)
+    x = as_tensor(x)
+    weight = None if weight is None else as_tensor(weight, x)
+    bias = None if bias is None else as_tensor(bias, x)
+    check_layer_norm(x, weight, bias, eps)
     xc = x - x.mean(axis=-1, keepdims=True)                              # (..., D): x − μ
     xhat = xc / ((xc * xc).mean(axis=-1, keepdims=True) + eps).sqrt()    # (..., D)
     out = xhat if weight is None else xhat * weight                      # (..., D)
@@ -44,9 +34,8 @@ GELU_A = 0.044715
 
 
 def gelu(x, approximate: str = "tanh") -> Tensor:
-    """GELU(x) = x Φ(x), Φ(x) = ½ (1 + erf(x / √2)) the standard normal CDF (Hendrycks & Gimpel
-    2016): ``approximate="none"``. The default "tanh" is ≈ ½ x (1 + tanh u), u = √(2/π)
-    (x + 0.044715 x³), the activation of BERT's and GPT-2's feed-forward blocks."""
+    """GELU(x) = x Φ(x), Φ(x) = ½ (1 + erf(x / √2)) (Hendrycks & Gimpel 2016): ``approximate="none"``;
+    the default "tanh", BERT's and GPT-2's, is ½ x (1 + tanh u), u = √(2/π) (x + 0.044715 x³)."""
     x = as_tensor(x)
     if approximate == "tanh":
         return 0.5 * x * (1 + ops.tanh(GELU_C * (x + GELU_A * x ** 3)))

@@ -1,8 +1,6 @@
-"""Optimizers (PyTorch's update rules) and gradient clipping.
-
-Each optimizer holds the parameters it updates and its own state; ``state_dict()`` returns
-that state as plain arrays (for ``minigrad.save``) and ``load_state_dict`` restores it, so a
-run can be resumed exactly.
+"""Optimizers (PyTorch's update rules) and gradient clipping. ``state_dict()`` gives an
+optimizer's state as plain arrays and ``load_state_dict`` restores it, so a run resumes exactly.
+Hyperparameters are read as Python floats, so NumPy float64 ones keep float32 float32.
 """
 from __future__ import annotations
 
@@ -14,16 +12,13 @@ from minigrad.engine import Tensor
 
 
 def _number(who: str, name: str, value, low: float, high: float = math.inf,
-            low_open: bool = False, high_open: bool = False) -> float:
-    """``value`` if it is a real number in the interval, else a one-line ValueError: a NaN or
-    negative learning rate would flip or poison every update without a word."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-    if ok:
-        v = float(value)
-        ok = (v > low if low_open else v >= low) and (v < high if high_open else v <= high)
-    if not ok:
-        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
-        raise ValueError(f"{who}: {name} must be a number in {interval}, got {value!r}")
+            low_open: bool = False, high_open: bool = False):
+    """``value`` if a real number in the interval (a NaN or negative lr would poison every update)."""
+    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    v = float(value) if real else math.nan
+    if not ((v > low if low_open else v >= low) and (v < high if high_open else v <= high)):
+        raise ValueError(f"{who}: {name} must be a number in {'(' if low_open else '['}{low:g}, "
+                         f"{high:g}{')' if high_open else ']'}, got {value!r}")
     return value
 
 
@@ -37,39 +32,28 @@ class Optimizer:
             if first.setdefault(id(p), i) != i:
                 raise ValueError(f"{type(self).__name__}: parameter {i} (shape {p.shape}) is "
                                  f"parameter {first[id(p)]} again; list each parameter once")
-        self.lr = _number(type(self).__name__, "lr", lr, 0.0, math.inf, high_open=True)
+        self.lr = _number(type(self).__name__, "lr", lr, 0.0, high_open=True)
 
     def zero_grad(self) -> None:
         for p in self.params:
             p.grad = None
 
-    def state_dict(self) -> dict:
-        return {}
 
-    def load_state_dict(self, state: dict) -> None:
-        pass
-
-
-def _state_array(who: str, state: dict, key: str, params: list, i: int) -> np.ndarray:
-    """``state[key]``, the state of parameter ``i``, checked to have its shape and copied in
-    its dtype."""
-    value, p = state[key], params[i]
-    if np.shape(value) != p.shape:
-        raise ValueError(f"{who}.load_state_dict: {key} has shape {np.shape(value)}, "
+def _state_array(who: str, state: dict, key: str, p: Tensor, i: int) -> np.ndarray:
+    """``state[key]``, the state of parameter ``i``, of its shape, copied in its dtype."""
+    if np.shape(state[key]) != p.shape:
+        raise ValueError(f"{who}.load_state_dict: {key} has shape {np.shape(state[key])}, "
                          f"parameter {i} has {p.shape}")
-    return np.array(value, dtype=p.data.dtype)
+    return np.array(state[key], dtype=p.data.dtype)
 
 
 class SGD(Optimizer):
-    """p ← p − lr·v with v = μ v + (g + λ p) (momentum μ, weight decay λ), as torch.optim.SGD.
-
-    Hyperparameters are read as Python floats, so a NumPy float64 one keeps float32 float32.
-    """
+    """p ← p − lr·v with v = μ v + (g + λ p) (momentum μ, weight decay λ), as torch.optim.SGD."""
 
     def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
         super().__init__(params, lr)
         self.momentum = _number("SGD", "momentum", momentum, 0.0, 1.0)
-        self.weight_decay = _number("SGD", "weight_decay", weight_decay, 0.0, math.inf, high_open=True)
+        self.weight_decay = _number("SGD", "weight_decay", weight_decay, 0.0, high_open=True)
         self.velocity = [None] * len(self.params)
 
     def step(self) -> None:
@@ -88,15 +72,13 @@ class SGD(Optimizer):
         return {f"velocity.{i}": v for i, v in enumerate(self.velocity) if v is not None}
 
     def load_state_dict(self, state: dict) -> None:
-        """Restore the velocities (a parameter never stepped with momentum has no entry);
-        nothing changes unless every entry fits."""
-        n = len(self.params)
-        unexpected = sorted(set(state) - {f"velocity.{i}" for i in range(n)})
-        if unexpected:
-            raise ValueError(f"SGD.load_state_dict: unexpected entries {unexpected} "
-                             f"(expected some of velocity.0..velocity.{n - 1})")
-        self.velocity = [_state_array("SGD", state, f"velocity.{i}", self.params, i)
-                         if f"velocity.{i}" in state else None for i in range(n)]
+        """Restore the velocities (a parameter never stepped with momentum has none)."""
+        names = [f"velocity.{i}" for i in range(len(self.params))]
+        if set(state) - set(names):
+            raise ValueError(f"SGD.load_state_dict: unexpected entries {sorted(set(state) - set(names))} "
+                             f"(expected some of velocity.0..velocity.{len(names) - 1})")
+        self.velocity = [_state_array("SGD", state, k, p, i) if k in state else None
+                         for i, (k, p) in enumerate(zip(names, self.params))]
 
 
 class Adam(Optimizer):
@@ -113,15 +95,15 @@ class Adam(Optimizer):
             raise ValueError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
         self.betas = tuple(_number("Adam", f"beta{i + 1}", b, 0.0, 1.0, high_open=True)
                            for i, b in enumerate(betas))
-        self.eps = _number("Adam", "eps", eps, 0.0, math.inf, low_open=True, high_open=True)
-        self.weight_decay = _number("Adam", "weight_decay", weight_decay, 0.0, math.inf, high_open=True)
+        self.eps = _number("Adam", "eps", eps, 0.0, low_open=True, high_open=True)
+        self.weight_decay = _number("Adam", "weight_decay", weight_decay, 0.0, high_open=True)
         self.t = 0
         self.m = [np.zeros_like(p.data) for p in self.params]
         self.v = [np.zeros_like(p.data) for p in self.params]
 
     def step(self) -> None:
         self.t += 1
-        b1, b2 = map(float, self.betas)  # Python floats: NumPy float64 ones would upcast float32
+        b1, b2 = map(float, self.betas)
         lr, eps, wd = float(self.lr), float(self.eps), float(self.weight_decay)
         c1, c2 = 1 - b1 ** self.t, 1 - b2 ** self.t
         for p, m, v in zip(self.params, self.m, self.v):
@@ -132,7 +114,7 @@ class Adam(Optimizer):
             m += (1 - b1) * g
             v *= b2
             v += (1 - b2) * (g * g)
-            denom = np.sqrt(v) / math.sqrt(c2)  # a Python float keeps float32 float32
+            denom = np.sqrt(v) / math.sqrt(c2)
             denom += eps
             p.data -= (lr / c1) * (m / denom)
 
@@ -143,6 +125,7 @@ class Adam(Optimizer):
         return state
 
     def load_state_dict(self, state: dict) -> None:
+        """Restore t, m and v; nothing changes unless every entry fits (finite, v ≥ 0)."""
         n = len(self.params)
         need = {"t"} | {f"{k}.{i}" for i in range(n) for k in "mv"}
         if set(state) != need:
@@ -151,30 +134,20 @@ class Adam(Optimizer):
         t = np.asarray(state["t"])
         if t.shape != () or t.dtype.kind not in "iu" or not 0 <= int(t) < 2 ** 62:
             raise ValueError(f"Adam.load_state_dict: the step count t must be an int >= 0, got {t!r}")
-        m = [_state_array("Adam", state, f"m.{i}", self.params, i) for i in range(n)]
-        v = [_state_array("Adam", state, f"v.{i}", self.params, i) for i in range(n)]
-        bad = [f"m.{i}" for i in range(n) if not np.isfinite(m[i]).all()] + [
-            f"v.{i}" for i in range(n) if not (np.isfinite(v[i]).all() and (v[i] >= 0).all())]
-        if bad:
-            raise ValueError(f"Adam.load_state_dict: {', '.join(bad[:5])} not finite (or v < 0)")
+        m = [_state_array("Adam", state, f"m.{i}", p, i) for i, p in enumerate(self.params)]
+        v = [_state_array("Adam", state, f"v.{i}", p, i) for i, p in enumerate(self.params)]
+        if not all(np.isfinite(a).all() for a in m + v) or not all((a >= 0).all() for a in v):
+            raise ValueError("Adam.load_state_dict: m and v must be finite, and v >= 0")
         self.m, self.v, self.t = m, v, int(t)
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
-    """Scale all gradients in place by min(1, max_norm / ‖g‖) where ‖g‖ is the global
-    ``norm_type``-norm over every parameter's gradient, as ``torch.nn.utils.clip_grad_norm_``:
-    ``parameters`` is one Tensor or an iterable of them; returns ‖g‖ before clipping as a 0-d
-    Tensor (no graph; ``float()`` of it is the number).
-
-    ``max_norm`` must be a number > 0; ``math.inf`` means no clipping (the norm is still
-    computed and checked). ``norm_type`` is p > 0 or ``math.inf`` (the largest |g|). A NaN or
-    infinite ‖g‖ always raises ``FloatingPointError`` and leaves the gradients untouched (as
-    PyTorch's ``error_if_nonfinite=True``, which is not PyTorch's default): scaling by
-    max_norm / inf would turn them into zeros or NaN, and the step after it would silently
-    ruin the parameters.
-    """
-    _number("clip_grad_norm_", "max_norm", max_norm, 0.0, math.inf, low_open=True)
-    p_norm = _number("clip_grad_norm_", "norm_type", norm_type, 0.0, math.inf, low_open=True)
+    """Scale all gradients in place by min(1, max_norm / ‖g‖), ‖g‖ the ``norm_type``-norm of all
+    the gradients together (``math.inf``: the largest |g|), and return ‖g‖ as a 0-d Tensor, as
+    ``torch.nn.utils.clip_grad_norm_``. A non-finite ‖g‖ raises and changes nothing (PyTorch's
+    ``error_if_nonfinite=True``): scaling by max_norm / inf would ruin the next step silently."""
+    _number("clip_grad_norm_", "max_norm", max_norm, 0.0, low_open=True)
+    p_norm = _number("clip_grad_norm_", "norm_type", norm_type, 0.0, low_open=True)
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     params = [p for p in params if p.grad is not None]
     grads = [np.abs(np.ravel(p.grad)) for p in params]
@@ -191,5 +164,4 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
     if coef < 1:
         for p in params:
             p.grad = np.asarray(p.grad * coef)  # a new array: .grad may be shared, or 0-d
-    dtype = params[0].grad.dtype if params else np.float64
-    return Tensor(np.asarray(total, dtype=dtype))
+    return Tensor(np.asarray(total, dtype=params[0].grad.dtype if params else np.float64))

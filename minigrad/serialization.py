@@ -1,11 +1,5 @@
-"""``save`` and ``load``: a dict of arrays as an ``.npz`` file, never pickled.
-
-``save`` writes atomically (``minigrad.files.write_atomic``): a crash mid-write never leaves a
-half-written file where a good one was. ``load`` reads with ``allow_pickle=False``, so a file
-can hold numbers only, never code. It reads what the file holds: a program that loads files
-anyone may have put there bounds them first (the kind of file, its size, what its headers
-announce), as this project's application does for its checkpoints.
-"""
+"""``save`` and ``load``: a dict of arrays as an ``.npz`` file, written atomically, never pickled.
+``load`` reads what the file holds: bound untrusted files first (the application does)."""
 from __future__ import annotations
 
 import os
@@ -37,9 +31,7 @@ def save(state: dict, path) -> None:
 
 
 def load(path) -> dict:
-    """Read a file written by ``save`` into ``{name: array}``, never unpickling. Anything else
-    (not a zip archive, a member that is not an array of numbers) is one ``ValueError`` naming
-    the file; no file is a ``FileNotFoundError``."""
+    """Read a file written by ``save`` into ``{name: array}``, never unpickling."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file: {path}")

@@ -4,27 +4,19 @@ the additive score, each run over time in NumPy with the backward over time writ
 Shape letters: B batch, S source length, T target length, V vocabulary, E embedding, H hidden
 (per direction in the encoder), G = 3H the gate width, K annotation width, A attention width.
 
-Same numbers as the core (``models.encoder``, ``models.decoders``, ``attention``), one step at a
-time: the GRU of ``models/fused.py`` (reset after, PyTorch's form), the additive score of
-``attention.kernels.additive_tanh`` and the read of ``attention/read.py``; the tests hold both
-ops to the core model to 1e-12 in float64 (``tests/models/test_model_kernels.py``). What is
-new is *where* the work goes (measured in ``benchmarks/README.md``):
+Same numbers as the core, one step at a time: the GRU of ``models/fused.py`` (reset after,
+feature-major), the additive score of ``attention.kernels.additive_tanh`` and the read of
+``attention/read.py``. What is new is *where* the work goes:
 
-* **Feature-major states.** A state is kept as hᵀ (H, B), so gh = W_hh hᵀ (G, B) and its gate
-  blocks r | z | n are row blocks: each an ordinary contiguous array. On the column blocks of a
-  (B, G) array NumPy's elementwise loops run 3–4× slower.
 * **Over time at once**, whatever does not depend on the recurrence: the input projections
-  (W_ih E[y] + b_ih read from a table over the vocabulary, W_ih Eᵀ + b_ih (G, V), made once
-  per batch: V·E·G multiply-adds instead of S·B·E·G), and in the backward the gradients of the weights that
-  every step uses, ∂L/∂W = Σ_t δ_t x_tᵀ, as one product over all steps (``over_time``), and
-  the read's ∂L/∂h_j = Σ_t α_tj g_t as one batched product (B, S, T) @ (B, T, K).
-* **Both encoder directions in one loop**, stacked (2, H, B): half the NumPy calls per step.
+  (read from a table over the vocabulary, W_ih Eᵀ + b_ih (G, V)), and in the backward the
+  weight gradients Σ_t δ_t x_tᵀ as one product (``over_time``) and the read's
+  ∂L/∂h_j = Σ_t α_tj g_t as one batched product.
+* **Both encoder directions in one loop**, stacked (2, H, B).
 * **One node, one backward**: no graph bookkeeping and no checks per step (the ids and masks
   are checked at the model's entry). First order only.
-* **tanh of a sum from e^{2k}** (``tanh_of_sum``): tanh(q_t + k_j) over (B, S, A) per step is
-  this model's widest work; as 1 − 2 / (1 + e^{2q_t} e^{2k_j}) with e^{2k} computed once, a
-  step pays four elementwise passes instead of a tanh. Elsewhere float64's tanh is
-  ``minigrad.kernels.tanh_`` (from exp: NumPy's float64 tanh ran 2–4× slower here).
+* **tanh of a sum from e^{2k}** (``tanh_of_sum``): tanh(q_t + k_j) over (B, S, A) as
+  1 − 2 / (1 + e^{2q_t} e^{2k_j}), e^{2k} computed once per batch.
 
 ``bahdanau_step`` is one decoder step without a graph, for decoding under ``no_grad``.
 """
@@ -32,10 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.kernels import sigmoid_, tanh_
+from minigrad.kernels import tanh_
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
 from models.checks import check_ids
+from models.fused import gru_backward, gru_forward
 
 CORE = "the core model (models.kernels.use_core)"
 
@@ -46,48 +39,8 @@ def over_time(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def one_hot(ids: np.ndarray, n: int, dtype) -> np.ndarray:
+    """(..., n) rows of the identity: one_hot(ids) @ E = E[ids] (ids checked at the entry)."""
     return np.eye(n, dtype=dtype)[ids]                                    # (..., n)
-
-
-# ---- one GRU step, feature-major (reset after: n = tanh(gi_n + r ⊙ (W_hn h + b_hn))) ---------
-# Arrays are (G, B) and (H, B), or (2, G, B) and (2, H, B) for the encoder's two directions at once.
-
-def gru_forward(gi, h, W_hh, b_col, gh, n, out) -> None:
-    """h' into ``out`` (…, H, B) from gi (…, G, B) and h (…, H, B); keeps r | z | gh_n in ``gh``
-    (…, G, B) and n in ``n`` (…, H, B) for the backward. b_col is b_hh as a column (…, G, 1)."""
-    H = h.shape[-2]
-    np.matmul(W_hh, h, out=gh)                                            # (…, G, B)
-    gh += b_col
-    rz = gh[..., :2 * H, :]                                               # a_r | a_z (…, 2H, B)
-    rz += gi[..., :2 * H, :]
-    sigmoid_(rz)                                                          # r | z
-    np.multiply(gh[..., :H, :], gh[..., 2 * H:, :], out=n)                # r ⊙ gh_n
-    n += gi[..., 2 * H:, :]
-    tanh_(n)                                                              # n (…, H, B)
-    np.subtract(h, n, out=out)
-    out *= gh[..., H:2 * H, :]
-    out += n                                                              # h' = n + z ⊙ (h − n)
-
-
-def gru_backward(g, h, gh, n, W_hh, d_gi, d_gh) -> np.ndarray:
-    """∂L/∂h (…, H, B) for g = ∂L/∂h'; fills d_gi = ∂L/∂gi and d_gh = ∂L/∂gh (…, G, B) (the
-    formulas of models/fused.py, transposed)."""
-    H = h.shape[-2]
-    r, z, gh_n = gh[..., :H, :], gh[..., H:2 * H, :], gh[..., 2 * H:, :]
-    d_ar, d_az, d_an = d_gi[..., :H, :], d_gi[..., H:2 * H, :], d_gi[..., 2 * H:, :]
-    np.subtract(1, z, out=d_an)
-    d_an *= g
-    d_an *= 1 - n * n                                                     # ∂L/∂a_n
-    np.subtract(h, n, out=d_az)
-    d_az *= g
-    d_az *= z - z * z                                                     # ∂L/∂a_z
-    np.multiply(d_an, gh_n, out=d_ar)
-    d_ar *= r - r * r                                                     # ∂L/∂a_r
-    d_gh[..., :2 * H, :] = d_gi[..., :2 * H, :]
-    np.multiply(d_an, r, out=d_gh[..., 2 * H:, :])                        # ∂L/∂gh_n = r ⊙ ∂L/∂a_n
-    d_h = np.swapaxes(W_hh, -1, -2) @ d_gh                                # (…, H, B)
-    d_h += g * z
-    return d_h
 
 
 # ---- the bidirectional encoder: both directions in one loop ---------------------------------
@@ -176,15 +129,10 @@ def exp_2k(k: np.ndarray) -> np.ndarray | None:
 
 def tanh_of_sum(q, k, e2k, u) -> np.ndarray:
     """u_bj = tanh(q_b + k_bj) into ``u`` (B, S, A), for q (B, A) and k (B, S, A). With
-    e2k = ``exp_2k(k)`` and |q| ≤ LIMIT, as
-
-        tanh(q + k) = 1 − 2 / (1 + e^{2q} e^{2k})
-
-    four passes over (B, S, A) where a tanh costs some twenty to thirty (an exp and its glue);
-    the exp of (B, S, A) is paid once per batch, not per step. Error: P = e^{2q} e^{2k} is
-    within 3 ulp of e^{2(q+k)} and ∂tanh/∂log P ≤ 1/2, so u is within 2⁻⁵¹ of tanh(q + k)
-    absolutely in float64, as ``tanh_`` is (2⁻²² in float32). Otherwise (no e2k, or a large
-    or NaN q) ``tanh_(q + k)``."""
+    e2k = ``exp_2k(k)`` and |q| ≤ LIMIT, as tanh(q + k) = 1 − 2 / (1 + e^{2q} e^{2k}): four
+    passes over (B, S, A), no exp. Error: P = e^{2q} e^{2k} is within 3 ulp of e^{2(q+k)} and
+    ∂tanh/∂log P ≤ 1/2, so u is within 2⁻⁵¹ of tanh(q + k) in float64, as ``tanh_`` is (2⁻²²
+    in float32). Otherwise (no e2k, or a large or NaN q) ``tanh_(q + k)``."""
     if e2k is not None and np.abs(q).max(initial=0) <= LIMIT[q.dtype]:
         np.multiply(np.exp(2 * q)[:, None, :], e2k, out=u)               # e^{2(q + k)}
         u += 1
@@ -200,8 +148,7 @@ def additive_scores(q, k, e2k, v, u) -> np.ndarray:
 
         e_bj = Σ_a v_a − Σ_a (2 v_a / E_a) / (1/E_a + e^{2k_bja})
 
-    two passes over (B, S, A) and one batched product, where ``tanh_of_sum`` and then vᵀu take
-    four passes and a product (the same bounds on q and k keep every term a normal number).
+    two passes over (B, S, A) (the bounds of ``tanh_of_sum`` keep every term a normal number).
     Otherwise (no e2k, or a large or NaN q) through ``tanh_of_sum``."""
     if e2k is None or not np.abs(q).max(initial=0) <= LIMIT[q.dtype]:
         tanh_of_sum(q, k, e2k, u)
@@ -222,15 +169,6 @@ def masked_read(e, keys, mask) -> tuple:
     return e, (e[:, None, :] @ keys)[:, 0]                                # (B, S), (B, K)
 
 
-def additive_read(q, k, v, keys, mask, u, e2k=None) -> tuple:
-    """α (B, S) and c (B, K) for one projected query q = W_q s (B, A): e_j = vᵀ u_j with
-    u_j = tanh(q + k_j) written into ``u`` (B, S, A) (``tanh_of_sum``, e2k = e^{2k} or None),
-    α = softmax over the real j, c = Σ_j α_j h_j."""
-    tanh_of_sum(q, k, e2k, u)                                             # (B, S, A)
-    e = (u.reshape(-1, u.shape[2]) @ v).reshape(u.shape[:2])  # (B, S): one product, not B
-    return masked_read(e, keys, mask)
-
-
 def bahdanau_step(y_prev, s, keys, projected, mask, W_q, v, table, W_c, W_hh, b_hh,
                   e2k=None) -> tuple:
     """One step without a graph (decoding): (s_t (B, H), c_t (B, K), α_t (B, S)) from the ids
@@ -245,7 +183,6 @@ def bahdanau_step(y_prev, s, keys, projected, mask, W_q, v, table, W_c, W_hh, b_
     gh, n, out = np.empty((G, B), s.dtype), np.empty((H, B), s.dtype), np.empty((H, B), s.dtype)
     gru_forward(gi, s.T, W_hh, b_hh[:, None], gh, n, out)                 # s_tᵀ (H, B)
     return out.T, c, a
-
 
 
 def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell) -> tuple:
@@ -275,7 +212,9 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     gi, b_col, e2k = np.empty((G, B), dtype), b_hh[:, None], exp_2k(k_)
     for t in range(T):
         q = states[t].T @ Wq.T                                            # W_q s (B, A), contiguous
-        alpha[:, t], c[:, t] = additive_read(q, k_, v_, h_, mask, u[t], e2k)
+        tanh_of_sum(q, k_, e2k, u[t])                                     # (B, S, A)
+        e = (u[t].reshape(-1, A) @ v_).reshape(B, S)                      # one product, not B
+        alpha[:, t], c[:, t] = masked_read(e, h_, mask)
         np.matmul(W_c, c[:, t].T, out=gi)                                 # (G, B)
         gi += gi_y[t].T
         gru_forward(gi, states[t], W_hh, b_col, gh[t], n[t], states[t + 1])

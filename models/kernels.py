@@ -1,36 +1,22 @@
-"""The models' kernels: faster drop-ins for the core cells, encoder and decoders (the contract:
-``minigrad/kernels.py``), and the one switch. Each computes the same numbers as its core class,
-is held to it to 1e-12 in float64, forward and every parameter gradient
-(``tests/models/test_model_kernels.py``), and adds no attribute; what each buys is in
-``benchmarks/README.md``. ``use_kernels`` / ``use_core`` apply every package's table,
-``ALL_KERNELS`` = minigrad's, attention's and this one (``KERNELS``); the application switches
-them on in one place (``models/app/build.py``)::
+"""The models' kernels (the contract: ``minigrad/kernels.py``) and the one switch,
+``use_kernels`` / ``use_core``, which applies ``ALL_KERNELS`` (minigrad's, attention's and this
+``KERNELS``); the application switches them on in one place (``models/app/build.py``)::
 
     model = use_kernels(Seq2Seq(config, rng))   # use_core(model) switches back
 
-Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G = 3H for a GRU
-(4H for an LSTM), the cell's gate width.
+Shape letters: B batch, S source length, V vocabulary, E embedding, H hidden, G the cell's gate
+width (3H for a GRU, 4H for an LSTM).
 
-* ``FusedGRUCell``: ``GRUCell.step`` as one op with a hand-written backward (``models/fused.py``,
-  where the backward is derived). First order only.
-* ``FusedFeedForward``: the Transformer's feed-forward block with GELU as one op
-  (``minigrad.kernels.fused_gelu``); with ReLU it is the core block.
-* One-hot input tables (``FastBiGRUEncoder``, ``FastPlainDecoder``, ``FastBahdanauDecoder``,
-  ``FastLuongDecoder``). A cell whose input starts with an embedding, ``x = [E[y] ; rest]``,
-  projects it as ``W_ih x + b_ih = (W_ih^emb E[y] + b_ih) + W_ih^rest rest``. The first term
-  depends on the token alone, so it is computed for the whole vocabulary once per batch, the
-  table ``W_ih^emb Eᵀ + b_ih`` (G, V), and each step picks its columns with a one-hot matmul,
-  ``one_hot(y) @ tableᵀ`` (B, G), whose gradient is a matmul too (where the core's embedding
-  lookup scatters its gradient into E and its concatenation copies). The cell then runs its
-  ``step`` on the projected input.
-* Whole sequences as one op (``models/fused_seq.py``): ``FastBiGRUEncoder`` with GRU cells
-  (reset after) runs both directions as ``bigru_sequence``, and ``FastBahdanauDecoder``,
-  teacher-forced with the additive (or concat) tanh score and none of attention's options,
-  runs all T steps as ``bahdanau_sequence``. Otherwise they take the per-step path above.
-  Under ``no_grad`` (decoding) the same decoder's ``step`` is ``bahdanau_step``, plain NumPy,
-  and its ``start`` computes e^{2k} of the projected keys once (``fused_seq.tanh_of_sum``).
-* ``NumpyLogProbs`` (every kernel decoder): under ``no_grad``, ``log_probs`` -- the output
-  layer and log softmax that decoding calls at every step -- in NumPy, without a graph.
+* ``FusedGRUCell``: ``GRUCell.step`` as one op (``models/fused.py``).
+* ``FusedFeedForward``: the Transformer's feed-forward block with GELU as one op.
+* One-hot input tables (the encoder and the decoders). For a cell input ``x = [E[y] ; rest]``,
+  ``W_ih x + b_ih = (W_ih^emb E[y] + b_ih) + W_ih^rest rest``; the first term is computed for
+  the whole vocabulary once per batch, the table (G, V), and each step picks its columns with
+  a one-hot matmul, whose gradient is a matmul too.
+* Whole sequences as one op (``models/fused_seq.py``): the encoder with GRU cells resetting
+  after, and the teacher-forced Bahdanau decoder with the additive (or concat) tanh score and
+  none of attention's options; under ``no_grad`` its ``step`` is ``bahdanau_step``, in NumPy.
+* ``NumpyLogProbs`` (every kernel decoder): under ``no_grad``, ``log_probs`` in NumPy.
 """
 from __future__ import annotations
 
@@ -40,19 +26,19 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F
-from minigrad.kernels import KERNELS as MINIGRAD_KERNELS, fused_gelu, log_softmax_, swap
+from minigrad.kernels import KERNELS as MINIGRAD_KERNELS, fused_gelu, swap
 from minigrad.modes import mode
 
 from attention.kernels import KERNELS as ATTENTION_KERNELS
 from attention.scores import AdditiveScore, ConcatScore
-from models.checks import check_source
 from models.decoders import BahdanauDecoder, PlainDecoder
 from models.encoder import BiGRUEncoder, Encoded, annotate
 from models.fused import gru_step
-from models.fused_seq import bahdanau_sequence, bahdanau_step, bigru_sequence, exp_2k
+from models.fused_seq import bahdanau_sequence, bahdanau_step, bigru_sequence, exp_2k, one_hot
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell
 from models.transformer_layers import FeedForward
+from models.vocab import PAD
 
 
 class FusedGRUCell(GRUCell):
@@ -63,11 +49,6 @@ class FusedGRUCell(GRUCell):
 
 
 # ---- one-hot input tables -----------------------------------------------------------------
-
-def one_hot(ids, n: int, dtype) -> np.ndarray:
-    """(..., n) rows of the identity: one_hot(ids) @ E = E[ids] (ids checked at the entry)."""
-    return np.eye(n, dtype=dtype)[ids]  # (..., n)
-
 
 def input_table(embedding, weight_ih, bias_ih, columns: slice = slice(None)) -> mg.Tensor:
     """(G, V): column y is ``W_ih E[y] + b_ih``, the input projection of token y; ``columns``
@@ -95,7 +76,7 @@ class FastBiGRUEncoder(BiGRUEncoder):
     node per step, each direction's input projection read from a one-hot table."""
 
     def forward(self, src, mask=None, rng=None):
-        src, mask = check_source(src, mask, self.embedding.weight.shape[0])
+        mask = src != PAD if mask is None else mask                        # (B, S), as the core
         if whole_sequence(self.forward_cell) and whole_sequence(self.backward_cell):
             annotations = bigru_sequence(src, mask, self.embedding.weight, self.forward_cell,
                                          self.backward_cell)              # (B, S, 2H)
@@ -153,7 +134,7 @@ def query_weight(attention):
 
 class NumpyLogProbs:
     """A decoder's ``log_probs`` without a graph when none is recorded (decoding): the output
-    layer and log softmax in NumPy, [features] W_oᵀ + b_o then ``log_softmax_``."""
+    layer and log softmax (``minigrad.ops.log_softmax_array``'s) in NumPy, in place."""
 
     def log_probs(self, features) -> mg.Tensor:
         if mode.grad_enabled:
@@ -162,7 +143,10 @@ class NumpyLogProbs:
         z = x @ self.out.weight.data.T                                   # (B, V)
         if self.out.bias is not None:
             z += self.out.bias.data
-        return mg.Tensor(log_softmax_(z))
+        m = z.max(axis=-1, keepdims=True)                                # (B, 1)
+        z -= m if np.isfinite(m).all() else np.where(np.isfinite(m), m, 0)  # as log_softmax_array
+        z -= np.log(np.exp(z).sum(axis=-1, keepdims=True))
+        return mg.Tensor(z)
 
 
 class FastPlainContext(NamedTuple):

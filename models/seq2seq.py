@@ -1,18 +1,12 @@
-"""``Seq2Seq``: the bidirectional encoder and one decoder, the loss, and decoding.
+"""``Seq2Seq``: an encoder and a decoder built from a ``ModelConfig``, the loss, and decoding.
 
 Shape letters: B batch, S source length, T target length, V target vocabulary.
 
-Sources and targets are token ids as ``models.app.data`` makes them: ``x_1 .. x_{S−1}, EOS`` and
-``y_1 .. y_{T−1}, EOS``, right-padded with PAD and described by boolean masks (True = real).
-A mask left out (``src_mask=None``, ``tgt_mask=None``) is derived from the ids as ``ids != PAD``.
-The model prepends BOS to form the decoder input ``BOS, y_1 .. y_{T−1}``.
-
-The loss is the mean cross-entropy over real target tokens (padding is not counted):
+Sources ``x_1 .. x_{S−1}, EOS`` and targets ``y_1 .. y_{T−1}, EOS`` are right-padded ids with
+boolean masks (True = real; None: ids != PAD). The decoder reads ``BOS, y_1 .. y_{T−1}``. The
+loss is the mean cross-entropy over the real target tokens::
 
     L = −(1 / Σ_b T_b) Σ_b Σ_{t ≤ T_b} log p(y_bt | y_b,<t, x_b)
-
-The model is built from a ``ModelConfig`` (``models/config.py``); ``models.kernels.use_kernels``
-switches it to the faster kernels, which compute the same numbers.
 """
 from __future__ import annotations
 
@@ -24,17 +18,24 @@ from minigrad.nn import Module
 
 from models.checks import check_mask, check_source, check_targets
 from models.config import DTYPES, ModelConfig
-from models.vocab import BOS, PAD
-from models.decoding import beam_search, greedy
 from models.decoders import BahdanauDecoder, PlainDecoder
+from models.decoding import beam_search, greedy
 from models.encoder import BiGRUEncoder
 from models.luong import LuongDecoder
 from models.transformer import TransformerDecoder, TransformerEncoder
+from models.vocab import BOS, PAD
 
 
 def decoder_inputs(tgt: np.ndarray) -> np.ndarray:
     """BOS, y_1 .. y_{T−1}: the targets shifted right by one, (B, T)."""
-    return np.concatenate([np.full((tgt.shape[0], 1), BOS, dtype=tgt.dtype), tgt[:, :-1]], axis=1)  # (B, T)
+    bos = np.full((tgt.shape[0], 1), BOS, dtype=tgt.dtype)                # (B, 1)
+    return np.concatenate([bos, tgt[:, :-1]], axis=1)                      # (B, T)
+
+
+def masked_cross_entropy(logits, tgt, tgt_mask=None) -> mg.Tensor:
+    """Mean of −log softmax(logits)[y] (B, T, V) over the real targets (None: tgt != PAD)."""
+    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else tgt_mask   # (B, T)
+    return F.cross_entropy(logits, np.where(tgt_mask, tgt, PAD), ignore_index=PAD)  # ()
 
 
 class Seq2Seq(Module):
@@ -42,8 +43,7 @@ class Seq2Seq(Module):
 
     def __init__(self, config: ModelConfig, rng: np.random.Generator | None = None):
         rng = init.generator("Seq2Seq", rng)
-        self.config, c = config, config
-        dtype = DTYPES[c.dtype]
+        self.config, c, dtype = config, config, DTYPES[config.dtype]
         if c.decoder == "transformer":
             sizes = dict(dim=c.d_model, heads=c.heads, ff=c.ff, layers=c.layers, dropout=c.dropout,
                          activation=c.activation, position=c.positions, max_len=c.max_positions,
@@ -51,49 +51,40 @@ class Seq2Seq(Module):
             self.encoder = TransformerEncoder(c.src_vocab, **sizes)
             self.decoder = TransformerDecoder(c.tgt_vocab, **sizes)
             return
-        self.encoder = BiGRUEncoder(c.src_vocab, c.embed, c.hidden, c.reset_after, rng=rng, dtype=dtype)
-        K = 2 * c.hidden
+        self.encoder = BiGRUEncoder(c.src_vocab, c.embed, c.hidden, c.reset_after, rng, dtype)
+        common = dict(vocab_size=c.tgt_vocab, embed_dim=c.embed, hidden_size=c.dec_hidden,
+                      key_dim=2 * c.hidden, reset_after=c.reset_after, rng=rng, dtype=dtype)
         if c.decoder == "bahdanau":
-            self.decoder = BahdanauDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.attn, c.score,
-                                           c.reset_after, rng=rng, dtype=dtype,
+            self.decoder = BahdanauDecoder(**common, attn_dim=c.attn, score=c.score,
                                            attention=c.attention_options())
         elif c.decoder == "luong":
-            self.decoder = LuongDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.score, c.attn,
-                                        c.input_feeding, c.cell, c.window, c.reset_after,
-                                        rng=rng, dtype=dtype, combine=c.combine,
+            self.decoder = LuongDecoder(**common, attn_dim=c.attn, score=c.score,
+                                        input_feeding=c.input_feeding, cell=c.cell,
+                                        local_window=c.local_window, combine=c.combine,
                                         attention=c.attention_options())
         else:
-            self.decoder = PlainDecoder(c.tgt_vocab, c.embed, c.dec_hidden, K, c.reset_after,
-                                        rng=rng, dtype=dtype)
+            self.decoder = PlainDecoder(**common)
 
     def forward(self, src, tgt, src_mask=None, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:
         """Logits (B, T, V) for targets ``tgt (B, T)`` and the alignment (B, T, S) or None."""
         src, src_mask = check_source(src, src_mask, self.config.src_vocab)
-        tgt = check_targets(tgt, src, self.config.tgt_vocab, teacher_forcing)  # (B, T)
+        tgt = check_targets(tgt, src, self.config.tgt_vocab, teacher_forcing, rng)  # (B, T)
         encoded = self.encoder(src, src_mask, rng=rng)  # rng: the Transformer's attention dropout
         return self.decoder(encoded, decoder_inputs(tgt), teacher_forcing, rng)
 
     def loss(self, src, tgt, src_mask=None, tgt_mask=None, teacher_forcing: float = 1.0,
              rng: np.random.Generator | None = None) -> mg.Tensor:
-        """Mean cross-entropy over the real target tokens; ``teacher_forcing`` is the
-        probability of feeding y_{t−1} rather than the model's own guess (< 1 needs ``rng``)."""
+        """L above; ``teacher_forcing`` is the probability of feeding y_{t−1} rather than the
+        model's own guess (< 1 needs ``rng``)."""
         logits, _ = self.forward(src, tgt, src_mask, teacher_forcing, rng)  # (B, T, V)
         return masked_cross_entropy(logits, tgt, check_mask(np.asarray(tgt), tgt_mask, "targets"))
 
     def greedy(self, src, max_len: int = 32, src_mask=None) -> list:
-        """Pick the most likely token at every step; a ``Translation`` per example."""
+        """A ``Translation`` per example, the most likely token at every step."""
         return greedy(self, src, max_len, src_mask)
 
     def beam(self, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
              src_mask=None, accept=None) -> list:
-        """Beam search of width ``beam_size``; hypotheses ranked by log p / lp(length), those
-        that ``accept(ids)`` approves (if given) first."""
+        """A ``Translation`` per example by beam search (``models/decoding.py``)."""
         return beam_search(self, src, beam_size, length_penalty, max_len, src_mask, accept)
-
-
-def masked_cross_entropy(logits, tgt, tgt_mask=None) -> mg.Tensor:
-    """Mean of −log softmax(logits)[y] over positions where ``tgt_mask`` (B, T) is True
-    (None: tgt != PAD); ``Seq2Seq.loss`` checks the mask's shape."""
-    tgt_mask = np.asarray(tgt) != PAD if tgt_mask is None else tgt_mask  # (B, T)
-    return F.cross_entropy(logits, np.where(tgt_mask, tgt, PAD), ignore_index=PAD)  # () scalar

@@ -1,23 +1,16 @@
 """An encoder–decoder Transformer (Vaswani et al. 2017) behind the RNN decoders' interface.
 
-Shape letters: B batch, S source length, T target length, D model width, h heads,
-d = D / h, L layers, V vocabulary, t the decoder step.
+Shape letters: B batch, S source length, T target length, D model width, h heads, d = D / h,
+V vocabulary, t the decoder step.
 
     encoder:  x = E_src[x_j] + PE(j),   L × EncoderLayer,   memory = LN(x)      (B, S, D)
     decoder:  y = E_tgt[y_{t−1}] + PE(t),   L × DecoderLayer(memory),
               p(y_t | y_<t, x) = softmax(W_o LN(y_t) + b_o)
 
-Where a Bahdanau decoder carries one state s_t through a GRU and reads the source once per
-step with additive attention, every Transformer position reads every earlier target position
-(causal self-attention) and the whole source (cross-attention), with h heads per read, and
-nothing is recurrent: teacher-forced training runs all T positions in one pass.
-
-``TransformerEncoder`` returns an ``Encoded`` like ``BiGRUEncoder`` (annotations = the memory,
-zero at padding); ``TransformerDecoder`` has the decoders' ``start`` / ``step`` / ``logits``,
-so ``Seq2Seq``'s loss, greedy and beam search use it unchanged. Its ``state`` is the key/value
-cache of every layer's self-attention, a tuple of (B, h, t, d) tensors that beam search
-reorders by indexing like any decoder state; ``start`` projects the memory's cross-attention
-keys and values once.
+Nothing is recurrent: teacher-forced training runs all T positions in one pass. The encoder
+returns an ``Encoded`` (annotations = the memory, zero at padding) and the decoder has
+``start`` / ``step`` / ``logits``, so ``Seq2Seq``'s loss, greedy and beam search use it
+unchanged; its ``state`` is each layer's self-attention cache of keys and values (B, h, t, d).
 """
 from __future__ import annotations
 
@@ -30,27 +23,36 @@ from minigrad import init
 from minigrad.nn import Embedding, LayerNorm, Linear, Module, check_sizes
 
 from attention.positional import LearnedPositions, SinusoidalPositions
+from models.checks import check_choice
 from models.decoders import Decoder
 from models.encoder import Encoded
-from models.vocab import PAD
 from models.transformer_layers import DecoderLayer, EncoderLayer
+from models.vocab import PAD
 
 POSITIONS = ("sinusoidal", "learned")
 
 
-def positions(kind: str, max_len: int, dim: int, rng, dtype) -> Module:
-    """The position module by name (see POSITIONS); ``max_len`` sizes the learned table."""
-    if kind == "sinusoidal":
-        return SinusoidalPositions(dim, dtype)
-    if kind == "learned":
-        return LearnedPositions(max_len, dim, rng, dtype)
-    raise ValueError(f"positions must be one of {POSITIONS}, got {kind!r}")
+def build_stack(stack: Module, Layer, vocab_size: int, dim: int, heads: int, ff: int,
+                layers: int, dropout: float, activation: str, position: str, max_len: int, rng,
+                dtype) -> np.random.Generator:
+    """An encoder's or decoder's embedding, positions, L layers and final LayerNorm; its rng."""
+    who = type(stack).__name__
+    check_sizes(who, vocab_size=vocab_size, dim=dim, heads=heads, ff=ff, layers=layers,
+                max_len=max_len)
+    check_choice(who, "position", position, POSITIONS)
+    rng = init.generator(who, rng)
+    stack.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
+    stack.pos = (SinusoidalPositions(dim, dtype) if position == "sinusoidal"
+                 else LearnedPositions(max_len, dim, rng, dtype))
+    stack.layers = [Layer(dim, heads, ff, dropout, activation, rng, dtype) for _ in range(layers)]
+    stack.norm = LayerNorm(dim, dtype=dtype)
+    return rng
 
 
-def embed(embedding: Embedding, pos: Module, ids, start: int = 0) -> mg.Tensor:
+def embed(stack: Module, ids, start: int = 0) -> mg.Tensor:
     """E[ids] + PE(start ..), (B, L, D). The paper multiplies embeddings initialised with
     variance 1/D by √D; ours start N(0, 1), already at the scale of the sinusoids."""
-    return embedding(ids) + pos(ids.shape[1], start)                    # (B, L, D)
+    return stack.embedding(ids) + stack.pos(ids.shape[1], start)        # (B, L, D)
 
 
 class TransformerEncoder(Module):
@@ -59,20 +61,13 @@ class TransformerEncoder(Module):
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
-        check_sizes("TransformerEncoder", vocab_size=vocab_size, dim=dim, heads=heads, ff=ff,
-                    layers=layers, max_len=max_len)
-        rng = init.generator("TransformerEncoder", rng)
-        self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
-        self.pos = positions(position, max_len, dim, rng, dtype)
-        self.layers = [EncoderLayer(dim, heads, ff, dropout, activation, rng, dtype)
-                       for _ in range(layers)]
-        self.norm = LayerNorm(dim, dtype=dtype)
+        build_stack(self, EncoderLayer, vocab_size, dim, heads, ff, layers, dropout, activation,
+                    position, max_len, rng, dtype)
 
     def encode(self, src, mask=None, rng=None) -> tuple:
         """(Encoded, [self-attention weights (B, h, S, S) of each layer])."""
-        src = np.asarray(src)                                            # (B, S), checked ids
         mask = src != PAD if mask is None else mask                      # (B, S)
-        x = embed(self.embedding, self.pos, src)                         # (B, S, D)
+        x = embed(self, src)                                             # (B, S, D)
         weights = []
         for layer in self.layers:
             x, w = layer(x, mask, rng)                                   # (B, S, D)
@@ -87,7 +82,6 @@ class TransformerEncoder(Module):
 
 
 class Cache(NamedTuple):
-    """Per-batch constants of the Transformer decoder (what ``start`` computes once)."""
     memory_kv: list          # per layer (k, v), each (B, h, S, d): cross-attention keys, values
     mask: np.ndarray | None  # (B, S) True = real; None when nothing is padding
 
@@ -98,14 +92,8 @@ class TransformerDecoder(Decoder):
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
-        check_sizes("TransformerDecoder", vocab_size=vocab_size, dim=dim, heads=heads, ff=ff,
-                    layers=layers, max_len=max_len)
-        rng = init.generator("TransformerDecoder", rng)
-        self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
-        self.pos = positions(position, max_len, dim, rng, dtype)
-        self.layers = [DecoderLayer(dim, heads, ff, dropout, activation, rng, dtype)
-                       for _ in range(layers)]
-        self.norm = LayerNorm(dim, dtype=dtype)
+        rng = build_stack(self, DecoderLayer, vocab_size, dim, heads, ff, layers, dropout,
+                          activation, position, max_len, rng, dtype)
         self.out = Linear(dim, vocab_size, rng=rng, dtype=dtype)
 
     def start(self, encoded: Encoded) -> tuple:
@@ -115,14 +103,12 @@ class TransformerDecoder(Decoder):
         kv = [layer.cross_attn.project_kv(memory, memory) for layer in self.layers]
         B, h = memory.shape[0], self.layers[0].self_attn.num_heads
         empty = np.zeros((B, h, 0, memory.shape[2] // h), dtype=memory.dtype)  # (B, h, 0, d)
-        state = tuple(mg.Tensor(empty) for _ in range(2 * len(self.layers)))
-        return state, Cache(kv, mask)
+        return tuple(mg.Tensor(empty) for _ in range(2 * len(self.layers))), Cache(kv, mask)
 
     def step(self, y_prev, state, ctx: Cache, t: int):
-        """One position: the new token attends to the t cached ones and to the source.
-        Returns (grown cache, (features (B, D),), alignment (B, S) = cross weights of the last
-        layer averaged over the heads)."""
-        y = embed(self.embedding, self.pos, np.asarray(y_prev)[:, None], start=t)  # (B, 1, D)
+        """The new token attends to the t cached ones and to the source; the alignment (B, S)
+        is the last layer's cross-attention averaged over the heads."""
+        y = embed(self, np.asarray(y_prev)[:, None], start=t)            # (B, 1, D)
         grown = []
         for i, layer in enumerate(self.layers):
             y, kv, cross = layer.step(y, state[2 * i:2 * i + 2], ctx.memory_kv[i], ctx.mask)
@@ -131,10 +117,10 @@ class TransformerDecoder(Decoder):
         return tuple(grown), (features,), cross.mean(axis=1)[:, 0]       # (B, S)
 
     def attend_all(self, encoded: Encoded, tgt_in: np.ndarray, rng=None) -> tuple:
-        """All T positions at once: (logits (B, T, V), [self weights (B, h, T, T)] and
-        [cross weights (B, h, T, S)] per layer, as arrays)."""
+        """All T positions at once: logits (B, T, V), and per layer the self weights
+        (B, h, T, T) and cross weights (B, h, T, S) as arrays."""
         mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
-        y = embed(self.embedding, self.pos, tgt_in)                      # (B, T, D)
+        y = embed(self, tgt_in)                                          # (B, T, D)
         self_w, cross_w = [], []
         for layer in self.layers:
             kv = layer.cross_attn.project_kv(encoded.annotations, encoded.annotations)
@@ -145,8 +131,7 @@ class TransformerDecoder(Decoder):
 
     def forward(self, encoded: Encoded, tgt_in: np.ndarray, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:
-        """Teacher-forced logits (B, T, V) and the alignment (B, T, S): the last layer's
-        cross-attention averaged over the heads."""
+        """Teacher-forced logits (B, T, V) and the alignment (B, T, S) as in ``step``."""
         if teacher_forcing < 1:
             raise ValueError("TransformerDecoder: trains with teacher forcing only (all T "
                              f"positions in one pass); got teacher_forcing={teacher_forcing}")

@@ -1,24 +1,13 @@
 """The Transformer's layers, pre-norm (Xiong et al. 2020), on ``attention.MultiHeadAttention``.
 
 Shape letters: B batch, S source length, T target length, D model width, F feed-forward
-width, h heads, d = D / h head width, t the decoder step (cached positions).
+width, h heads, d = D / h, t the decoder step (cached positions). Every sub-layer is a residual
+around a normalised input, x ← x + Sublayer(LN(x)), so the identity path is never normalised
+away and training is stable without a learning-rate warm-up::
 
-Every sub-layer is wrapped the same way, a residual around a normalised input:
-
-    x ← x + Sublayer(LayerNorm(x))
-
-(the original post-norm ``LayerNorm(x + Sublayer(x))`` needs a learning-rate warm-up; with
-the norm inside the residual branch the identity path is never normalised away, and training
-is stable at a constant learning rate). An encoder layer has two sub-layers, a decoder layer
-three:
-
-    encoder:  x ← x + SelfAttn(LN(x), key padding)        then  x ← x + FFN(LN(x))
+    encoder:  x ← x + SelfAttn(LN(x), key padding)           then  x ← x + FFN(LN(x))
     decoder:  y ← y + SelfAttn(LN(y), causal)
               y ← y + CrossAttn(LN(y), memory, key padding)  then  y ← y + FFN(LN(y))
-
-The decoder layer also runs one step at a time (``step``): its self-attention appends the new
-position's keys and values to a cache and attends over it, which gives the same numbers as
-the causal full-sequence pass (tests check it) without recomputing the prefix.
 """
 from __future__ import annotations
 
@@ -29,31 +18,27 @@ from minigrad.nn import LayerNorm, Linear, Module, check_sizes
 from minigrad.nn_ops import gelu
 
 from attention import MultiHeadAttention
+from models.checks import check_choice
 
 ACTIVATIONS = {"relu": mg.relu, "gelu": gelu}
 
 
 class FeedForward(Module):
-    """Position-wise feed-forward block: FFN(x) = W_2 act(W_1 x + b_1) + b_2, (…, D) -> (…, D),
-    the same two-layer MLP applied to every position independently (F = 4D in the paper)."""
+    """FFN(x) = W_2 act(W_1 x + b_1) + b_2, (…, D) -> (…, D), at every position alike."""
 
     def __init__(self, dim: int, hidden: int, activation: str = "relu",
                  rng: np.random.Generator | None = None, dtype=np.float64):
         check_sizes("FeedForward", dim=dim, hidden=hidden)
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"FeedForward: activation must be one of {sorted(ACTIVATIONS)}, "
-                             f"got {activation!r}")
+        check_choice("FeedForward", "activation", activation, tuple(ACTIVATIONS))
         self.activation = activation
         self.fc1 = Linear(dim, hidden, rng=rng, dtype=dtype)
         self.fc2 = Linear(hidden, dim, rng=rng, dtype=dtype)
 
     def forward(self, x):
-        return self.fc2(ACTIVATIONS[self.activation](self.fc1(x)))  # (…, D)
+        return self.fc2(ACTIVATIONS[self.activation](self.fc1(x)))      # (…, D)
 
 
 class EncoderLayer(Module):
-    """Pre-norm self-attention (over real source positions) and a feed-forward block."""
-
     def __init__(self, dim: int, heads: int, ff: int, dropout: float = 0.0,
                  activation: str = "relu", rng=None, dtype=np.float64):
         self.norm1 = LayerNorm(dim, dtype=dtype)
@@ -64,14 +49,12 @@ class EncoderLayer(Module):
     def forward(self, x, mask, rng=None) -> tuple:
         """x (B, S, D), mask (B, S) True = real -> (x (B, S, D), weights (B, h, S, S))."""
         h = self.norm1(x)                                                # (B, S, D)
-        a, weights = self.self_attn(h, h, h, mask=mask, rng=rng)  # (B, S, D)
+        a, weights = self.self_attn(h, h, h, mask=mask, rng=rng)         # (B, S, D)
         x = x + a                                                        # (B, S, D)
         return x + self.ff(self.norm2(x)), weights                       # (B, S, D)
 
 
 class DecoderLayer(Module):
-    """Pre-norm causal self-attention, cross-attention over the memory, feed-forward."""
-
     def __init__(self, dim: int, heads: int, ff: int, dropout: float = 0.0,
                  activation: str = "relu", rng=None, dtype=np.float64):
         self.norm1 = LayerNorm(dim, dtype=dtype)
@@ -81,17 +64,10 @@ class DecoderLayer(Module):
         self.norm3 = LayerNorm(dim, dtype=dtype)
         self.ff = FeedForward(dim, ff, activation, rng=rng, dtype=dtype)
 
-    def _rest(self, y, memory_kv, mask, rng) -> tuple:
-        """Cross-attention and feed-forward, shared by ``forward`` and ``step``."""
-        c, weights = self.cross_attn.attend(self.norm2(y), *memory_kv, mask=mask,
-                                            rng=rng)                     # (B, T, D), (B, h, T, S)
-        y = y + c                                                        # (B, T, D)
-        return y + self.ff(self.norm3(y)), weights                       # (B, T, D)
-
     def forward(self, y, memory_kv, mask, rng=None) -> tuple:
-        """All T positions at once (teacher forcing): y (B, T, D); ``memory_kv`` the cross
-        keys and values (B, h, S, d) from ``cross_attn.project_kv(memory, memory)``.
-        Returns (y (B, T, D), self weights (B, h, T, T), cross weights (B, h, T, S))."""
+        """All T positions at once: y (B, T, D), ``memory_kv`` the cross keys and values
+        (B, h, S, d) from ``cross_attn.project_kv``. Returns (y (B, T, D), self weights
+        (B, h, T, T), cross weights (B, h, T, S))."""
         h = self.norm1(y)                                                # (B, T, D)
         a, self_weights = self.self_attn(h, h, h, causal=True, rng=rng)  # (B, T, D)
         y, cross_weights = self._rest(y + a, memory_kv, mask, rng)       # (B, T, D)
@@ -99,11 +75,19 @@ class DecoderLayer(Module):
 
     def step(self, y, cache, memory_kv, mask) -> tuple:
         """One new position y (B, 1, D) after the t cached ones, ``cache = (k, v)`` each
-        (B, h, t, d). Returns (y (B, 1, D), the cache grown to t + 1, cross weights (B, h, 1, S))."""
+        (B, h, t, d): the same numbers as ``forward``'s causal pass, without recomputing the
+        prefix. Returns (y (B, 1, D), the cache grown to t + 1, cross weights (B, h, 1, S))."""
         h = self.norm1(y)                                                # (B, 1, D)
         k_new, v_new = self.self_attn.project_kv(h, h)                   # (B, h, 1, d) each
         k = mg.concatenate([cache[0], k_new], axis=2)                    # (B, h, t+1, d)
         v = mg.concatenate([cache[1], v_new], axis=2)                    # (B, h, t+1, d)
-        a, _ = self.self_attn.attend(h, k, v)  # the newest position may see every cached one
+        a, _ = self.self_attn.attend(h, k, v)  # the newest position sees every cached one
         y, cross_weights = self._rest(y + a, memory_kv, mask, None)      # (B, 1, D)
         return y, (k, v), cross_weights
+
+    def _rest(self, y, memory_kv, mask, rng) -> tuple:
+        """Cross-attention and feed-forward."""
+        c, weights = self.cross_attn.attend(self.norm2(y), *memory_kv, mask=mask,
+                                            rng=rng)                     # (B, T, D), (B, h, T, S)
+        y = y + c                                                        # (B, T, D)
+        return y + self.ff(self.norm3(y)), weights                       # (B, T, D)

@@ -1,9 +1,7 @@
-"""The vocabulary: special token ids, the character ``Vocab``, and padding a batch of ids.
+"""Special token ids, the character ``Vocab``, and padding a batch of ids.
 
-Token ids: PAD=0, BOS=1, EOS=2, UNK=3, then one id per alphabet character, in order.
-A source is encoded as ``x_1 .. x_{S-1}, EOS`` and a target as ``y_1 .. y_{T-1}, EOS``.
-The decoder input ``BOS, y_1 .. y_{T-1}`` is built by the model, which prepends BOS itself.
-Model code imports these from here, never from the toy tasks (``models.app.data``).
+Ids: PAD=0, BOS=1, EOS=2, UNK=3, then one id per alphabet character, in order. A source is
+``x_1 .. x_{S-1}, EOS``, a target ``y_1 .. y_{T-1}, EOS``; the model prepends BOS itself.
 """
 from __future__ import annotations
 
@@ -14,6 +12,7 @@ import numpy as np
 
 PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")  # indexed by the ids above
+
 
 class Vocab:
     """Character vocabulary: ids 0-3 are the special tokens, then the alphabet in order."""
@@ -43,13 +42,8 @@ class Vocab:
         return f"Vocab({self.alphabet!r})"
 
     def encode(self, text: str, add_eos: bool = True) -> list[int]:
-        """Characters to ids, followed by EOS when ``add_eos``.
-
-        An unknown character becomes UNK, and the call emits ONE ``warnings.warn`` naming all
-        the unknown characters: generated data never contains them, so they signal a typo in
-        user input, which a demo should flag but survive. Empty text raises ValueError: a
-        sequence of EOS alone carries nothing to translate.
-        """
+        """Characters to ids, then EOS. An unknown character becomes UNK with ONE warning naming
+        them all (a typo in user input: flag it, survive it); empty text is refused."""
         if not text:
             raise ValueError("Vocab.encode: empty text; a sequence needs at least one character")
         unknown = sorted({c for c in text if c not in self._stoi})
@@ -60,18 +54,14 @@ class Vocab:
         return ids + [EOS] if add_eos else ids
 
     def tokens(self, ids: Sequence[int]) -> list[str]:
-        """One label per id, special tokens by name ("<eos>"), e.g. for heatmap axes."""
-        out = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self._itos):
-                raise ValueError(f"Vocab.tokens: id {i} outside 0..{len(self._itos) - 1}")
-            out.append(self._itos[i])
-        return out
+        """One label per id, special tokens by name ("<eos>")."""
+        bad = [int(i) for i in ids if not 0 <= int(i) < len(self._itos)]
+        if bad:
+            raise ValueError(f"Vocab.tokens: id {bad[0]} outside 0..{len(self._itos) - 1}")
+        return [self._itos[int(i)] for i in ids]
 
     def decode(self, ids: Sequence[int], strip_special: bool = True) -> str:
-        """Ids to text. With ``strip_special`` the text ends at the first EOS and PAD, BOS
-        and UNK are dropped; without it every special token is shown by name."""
+        """Ids to text; with ``strip_special`` up to the first EOS and without special tokens."""
         toks = self.tokens(ids)
         if not strip_special:
             return "".join(toks)
@@ -79,7 +69,6 @@ class Vocab:
         return "".join(t for t in toks if t not in SPECIALS)
 
     def to_dict(self) -> dict:
-        """JSON-serialisable description, for checkpoints."""
         return {"alphabet": self.alphabet, "specials": list(SPECIALS)}
 
     @classmethod
@@ -97,9 +86,8 @@ def pad_batch(seqs: Sequence[Sequence[int]], pad: int = PAD) -> tuple[np.ndarray
     """Right-pad to the longest: ids int64 (B, L) and mask bool (B, L), True = real token."""
     if len(seqs) == 0:
         raise ValueError("pad_batch: no sequences")
-    B, L = len(seqs), max(len(s) for s in seqs)
-    ids = np.full((B, L), pad, dtype=np.int64)  # (B, L)
-    mask = np.zeros((B, L), dtype=bool)  # (B, L)
+    ids = np.full((len(seqs), max(len(s) for s in seqs)), pad, dtype=np.int64)  # (B, L)
+    mask = np.zeros(ids.shape, dtype=bool)                                      # (B, L)
     for b, s in enumerate(seqs):
         ids[b, : len(s)] = s
         mask[b, : len(s)] = True

@@ -322,7 +322,7 @@ def test_a_masked_value_vector_with_inf_or_nan_is_refused_in_one_line(fn, bad):
     """Values at masked positions must be finite (their weight is 0, and 0 · inf = NaN): a
     one-line ValueError that names the op, the role and the position, never a NaN context."""
     from attention import attend
-    op = {"read": "read", "attend": "attend", "sdpa": "read"}[fn]
+    op = {"read": "read", "attend": "attend", "sdpa": "scaled_dot_product_attention"}[fn]
     fn = {"read": read, "attend": attend, "sdpa": _sdpa}[fn]
     rng = np.random.default_rng(0)
     values, scores = rng.normal(size=(2, 4, 3)), rng.normal(size=(2, 4))

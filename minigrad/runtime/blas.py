@@ -1,11 +1,9 @@
 """How many threads NumPy's BLAS (OpenBLAS) may use, set at run time.
 
-The matrices of these models are small (64 × 192): waking a second BLAS thread costs more than
-it saves, and on a shared machine it can make a training step several times slower. The CLI
-therefore runs BLAS on one thread unless told otherwise (``--threads``). OpenBLAS reads
-``OPENBLAS_NUM_THREADS`` only when it is loaded, so the setting is changed through OpenBLAS's
-own ``openblas_set_num_threads``, found with ctypes in the already loaded library. Where that
-is not possible (another BLAS, another OS) the functions do nothing and say so by returning None.
+The matrices of these models are small: a second BLAS thread costs more than it saves, so the
+CLI runs BLAS on one thread unless told otherwise (``--threads``). OpenBLAS reads
+``OPENBLAS_NUM_THREADS`` only when loaded, so this calls its ``openblas_set_num_threads``
+through ctypes; where that is not possible the functions do nothing and return None.
 """
 from __future__ import annotations
 
@@ -38,9 +36,7 @@ def _openblas():
                 set_, get = pattern.format("set_num_threads"), pattern.format("get_num_threads")
                 if hasattr(lib, set_) and hasattr(lib, get):
                     _LIB = (getattr(lib, set_), getattr(lib, get))
-                    break
-            if _LIB:
-                break
+                    return _LIB
     return _LIB or None
 
 

@@ -8,7 +8,8 @@ both, without any cost outside the block:
   calls that were open when it was made. Each ``Module.__call__`` opens a scope named by the
   module's attribute path in ``model`` (e.g. ``decoder.attention``; a repeated call inside one
   scope is ``name#k``); a module of ``model`` that is driven step by step (it has ``start``
-  and ``step``, as the decoders do) opens ``step 0``, ``step 1``, ... for its ``step`` calls;
+  and ``step``, as the decoders do) opens ``step 0``, ``step 1``, ... for its ``step`` calls,
+  and another module's ``step`` (an unchecked forward, as ``Attention.step``) is a call too;
   and ``scope(name)`` blocks open a group of the caller's choosing;
 * each recorded op's VJP is wrapped so that, when a later ``backward()`` passes through it,
   the gradient ``dL/d node`` is kept (``grads=True``, the default): the switch that puts a
@@ -129,9 +130,25 @@ def trace(module=None, grads: bool = True):
         tr.record(t)
         return t
 
+    inside = set()  # ids of the modules whose call is open
+
+    def in_module_scope(m, fn, args, kwargs):
+        with tr.enter(tr.module_name(m)):
+            inside.add(id(m))
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                inside.discard(id(m))
+
     def scoped_call(self, *args, **kwargs):
-        with tr.enter(tr.module_name(self)):
-            return original_call(self, *args, **kwargs)
+        return in_module_scope(self, lambda *a, **k: original_call(self, *a, **k), args, kwargs)
+
+    def scoped_unchecked(m, step):  # a module's unchecked step (Attention.step): a call too
+        def step_as_a_call(*args, **kwargs):
+            if id(m) in inside:  # from its own forward, whose call is open
+                return step(*args, **kwargs)
+            return in_module_scope(m, step, args, kwargs)
+        return step_as_a_call
 
     def scoped_step(step):
         def step_in_its_scope(*args, **kwargs):
@@ -139,12 +156,15 @@ def trace(module=None, grads: bool = True):
                 return step(*args, **kwargs)
         return step_in_its_scope
 
-    stepped = [m for m in (module.modules() if module is not None else ())
-               if callable(getattr(m, "start", None)) and callable(getattr(m, "step", None))]
+    modules = list(module.modules()) if module is not None else []
+    stepped = [m for m in modules if callable(getattr(m, "step", None))]
     Tensor._from_op = staticmethod(recording_from_op)
     nn.Module.__call__ = scoped_call
     for m in stepped:  # an instance attribute, over the class's method, for this block only
-        m.step = scoped_step(m.step)
+        if callable(getattr(m, "start", None)):  # a decoder: step 0, step 1, ...
+            m.step = scoped_step(m.step)
+        else:  # a module's unchecked forward, which its caller checked once
+            m.step = scoped_unchecked(m, m.step)
     _active = tr
     try:
         yield tr

@@ -21,13 +21,13 @@ MAX_LEN = 1000                   # copy/reverse/sort source lengths
 BYTES_PER_EXAMPLE = (400, 24)    # ≈ bytes per pair: fixed + per character (measured, rounded up)
 SUMS = ("loss", "tokens", "correct", "exact", "examples")
 MAX_VOCAB = 10_000  # ids: a character vocabulary is far smaller
-MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, window: at 1024 a model is ~40 M parameters
+MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, local_window: at 1024 a model is ~40 M parameters
 MAX_LAYERS = 48     # transformer layers
 MAX_POSITIONS = 100_000
 MAX_PARAMETERS = 50_000_000  # ~0.4 GB of float64 weights, ~2 GB with gradients and Adam's moments
 CAPS = (("src_vocab", MAX_VOCAB), ("tgt_vocab", MAX_VOCAB), ("embed", MAX_WIDTH),
         ("hidden", MAX_WIDTH), ("dec_hidden", MAX_WIDTH), ("attn", MAX_WIDTH),
-        ("window", MAX_WIDTH), ("layers", MAX_LAYERS), ("heads", MAX_WIDTH),
+        ("local_window", MAX_WIDTH), ("layers", MAX_LAYERS), ("heads", MAX_WIDTH),
         ("d_model", MAX_WIDTH), ("ff", 4 * MAX_WIDTH), ("max_positions", MAX_POSITIONS))
 
 

@@ -303,7 +303,7 @@ def model_config(a) -> dict:
     return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
                 dec_hidden=a.dec_hidden if a.dec_hidden is not None else 2 * a.hidden if dot else 64,
                 input_feeding=a.input_feeding, cell=a.cell, combine=a.combine,
-                window=a.window if local and a.window is not None else 2,
+                local_window=a.window if local and a.window is not None else 2,
                 truncate=None if local else a.window, temperature=a.temperature,
                 reset_after=not a.reset_before, dtype=a.dtype, layers=a.layers, heads=a.heads,
                 d_model=a.d_model, ff=a.ff if a.ff is not None else 2 * a.d_model, dropout=a.dropout,

@@ -182,6 +182,15 @@ def test_saving_over_an_unreadable_index_replaces_it(saved):
     assert load_checkpoint(folder)[0].config == model.config
 
 
+def test_a_checkpoint_saved_before_local_window_was_named_so_loads(saved):
+    """Its index calls local attention's half-width D ``window``, as ModelConfig did."""
+    folder, model = saved
+    idx = index(folder)
+    idx["model"]["window"] = idx["model"].pop("local_window")
+    (folder / "checkpoint.json").write_text(json.dumps(idx))
+    assert load_checkpoint(folder)[0].config == model.config
+
+
 def test_bad_model_entries(saved):
     folder, _ = saved
     idx = index(folder)

@@ -17,8 +17,8 @@ VARIANTS = {
     "luong-general": dict(decoder="luong", score="general"),
     "luong-concat-lstm": dict(decoder="luong", score="concat", cell="lstm"),
     "luong-feeding": dict(decoder="luong", score="general", input_feeding=True),
-    "luong-local-m": dict(decoder="luong", score="local-m", window=1),
-    "luong-local-p": dict(decoder="luong", score="local-p", window=1),
+    "luong-local-m": dict(decoder="luong", score="local-m", local_window=1),
+    "luong-local-p": dict(decoder="luong", score="local-p", local_window=1),
     "plain": dict(decoder="plain"),
 }
 

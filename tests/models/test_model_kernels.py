@@ -173,7 +173,7 @@ MODELS = {
     "bahdanau-cho": dict(reset_after=False),
     "luong-concat": dict(decoder="luong", score="concat"),
     "luong-lstm-feeding": dict(decoder="luong", score="general", cell="lstm", input_feeding=True),
-    "luong-local-p-feeding": dict(decoder="luong", score="local-p", window=1, input_feeding=True),
+    "luong-local-p-feeding": dict(decoder="luong", score="local-p", local_window=1, input_feeding=True),
     "plain": dict(decoder="plain"),
     "transformer-gelu": dict(decoder="transformer", activation="gelu", layers=1, heads=2,
                              d_model=8, ff=16),

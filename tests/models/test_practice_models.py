@@ -130,6 +130,13 @@ def test_a_saved_config_loads_as_it_was_trained():
     assert ModelConfig(5, 5, decoder="luong", score="general").input_feeding is False  # new default
 
 
+def test_a_config_saved_with_a_fields_old_name_loads():
+    """``window`` (local attention's half-width D) is now ``local_window``: not ``truncate``'s W."""
+    saved = ModelConfig(5, 5, decoder="luong", score="local-m", local_window=3).to_dict()
+    saved["window"] = saved.pop("local_window")
+    assert ModelConfig.from_dict(saved).local_window == 3
+
+
 @pytest.mark.slow
 def test_the_gate_trains_on_reverse():
     cfg = TrainConfig(task="reverse", n_train=2000, n_val=200, min_len=3, max_len=7,
@@ -153,7 +160,7 @@ def test_cli_options_reach_the_model_and_translate_takes_a_temperature(tmp_path,
         assert main(args) == 0
     config = json.loads((tmp_path / "run" / "checkpoint.json").read_text())["model"]
     assert (config["combine"], config["temperature"], config["truncate"], config["dropout"],
-            config["input_feeding"], config["window"]) == ("gate", 0.5, 3, 0.1, False, 2)
+            config["input_feeding"], config["local_window"]) == ("gate", 0.5, 3, 0.1, False, 2)
     capsys.readouterr()
     assert main(["translate", str(tmp_path / "run"), "abc", "--temperature", "2",
                  "--no-heatmap"]) == 0
@@ -165,7 +172,7 @@ def test_cli_options_reach_the_model_and_translate_takes_a_temperature(tmp_path,
              "--score", "local-m", "--window", "1", "--out", str(tmp_path / "local")]
     with blas.threads(1):
         assert main(local) == 0                                     # --window is D for local
-    assert json.loads((tmp_path / "local" / "checkpoint.json").read_text())["model"]["window"] == 1
+    assert json.loads((tmp_path / "local" / "checkpoint.json").read_text())["model"]["local_window"] == 1
     assert main(local[:-2] + ["--temperature", "2", "--out", str(tmp_path / "x")]) == 2
     assert "apply to the global attention" in capsys.readouterr().err
     assert main(["translate", str(tmp_path / "local"), "abc", "--temperature", "2"]) == 2

@@ -159,7 +159,8 @@ def test_shape_errors_name_the_role():
         cell(mg.tensor(np.ones((2, 4))))
     with pytest.raises(ValueError, match="hidden_size=2"):
         cell(mg.tensor(np.ones((2, 3))), mg.tensor(np.ones((2, 5))))
-    with pytest.raises(ValueError, match="LSTMCell: c of shape .* hidden_size=2"):
+    with pytest.raises(ValueError, match=r"^LSTMCell: x \(2, 3\), h \(2, 2\), c \(2, 4\) do not "
+                                         r"fit input_size=3, hidden_size=2$"):
         LSTMCell(3, 2)(mg.tensor(np.ones((2, 3))), (mg.tensor(np.ones((2, 2))),
                                                     mg.tensor(np.ones((2, 4)))))
 

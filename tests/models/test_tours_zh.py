@@ -19,19 +19,9 @@ from minigrad import i18n_build as catalogs
 from minigrad import i18n
 from models.app.tours import TOURS, book, path, run
 from models.app.tours.__main__ import main
+from test_tours_catalog import CJK, english_run  # the same notion of "English prose"
 
 RUN_IN_ZH = ("000", "004")                        # fast enough (a few seconds together)
-WORD = re.compile(r"^[A-Za-z]{2,}[,.;:!?)]*$")    # an English word: letters, then punctuation
-CJK = re.compile(r"[\u4e00-\u9fff]")
-
-
-def english_run(words) -> int:
-    """The longest run of consecutive English words among whitespace-separated ``words``."""
-    longest = current = 0
-    for word in words:
-        current = current + 1 if WORD.match(word.lstrip("(\"'")) else 0
-        longest = max(longest, current)
-    return longest
 
 
 def test_in_every_language_a_walkthrough_runs_its_english_file():
