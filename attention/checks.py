@@ -7,9 +7,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.shapes import scores_letters, shape_str
 from minigrad.coerce import pair
 from minigrad.tensor import Tensor
+
+
+def shape_str(shape, letters: str = "") -> str:
+    """``(4, 7, 8)`` with letters "BS" -> ``"(B=4, S=7, 8)"``: names the leading dimensions."""
+    parts = [f"{l}={n}" if l != " " else str(n) for l, n in zip(letters.ljust(len(shape)), shape)]
+    return "(" + ", ".join(parts) + ")"
+
+
+def scores_str(shape) -> str:
+    """The shape of scores (B, S), (B, T, S) or (B, h, T, S), lettered."""
+    return shape_str(shape, {2: "BS", 3: "BTS", 4: "BhTS"}.get(len(shape), ""))
 
 
 def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask", what: str = "scores",
@@ -17,47 +27,49 @@ def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask", what: str =
     """``mask`` (True = may be attended) for the scores: (B, S) key padding, even if B = T, or as
     many axes as they have; with ``broadcast`` (PyTorch's) any that broadcasts, 2-D as (T, S)."""
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    if mask.dtype != bool:
-        raise ValueError(f"{who}: {role} must be a boolean array (True = may be attended), "
-                         f"got dtype {mask.dtype}")
     nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
     fits = mask.ndim <= nd and all(m in (1, n) for m, n in zip(mask.shape[::-1], scores_shape[::-1]))
-    if broadcast and fits:
+    if mask.dtype == bool and broadcast and fits:
         return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)   # (…, 1|T, S)
-    if not broadcast and mask.shape == (B, S):
+    if mask.dtype == bool and not broadcast and mask.shape == (B, S):
         return mask.reshape((B,) + (1,) * (nd - 2) + (S,))          # (B, [1, …,] S)
-    if not broadcast and fits and mask.ndim == nd > 2:
+    if mask.dtype == bool and not broadcast and fits and mask.ndim == nd > 2:
         return mask
     raise _mask_error(mask, scores_shape, who, role, what, broadcast)
 
 
 def _mask_error(mask, scores_shape: tuple, who: str, role: str, what: str, broadcast: bool):
     nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
-    scores = shape_str(scores_shape, scores_letters(nd))
+    if mask.dtype != bool:
+        return ValueError(f"{who}: {role} must be a boolean array (True = may be attended), "
+                          f"got dtype {mask.dtype}")
     if broadcast:
-        return ValueError(f"{who}: {role} {mask.shape} does not broadcast to {what} {scores} "
-                          f"(key padding (B, S) is ({B}, 1, {S}) here)")
-    also = f" or {nd} axes broadcastable to {scores}" if nd > 2 else ""
+        return ValueError(f"{who}: {role} {mask.shape} does not broadcast to {what} "
+                          f"{scores_str(scores_shape)} (key padding (B, S) is ({B}, 1, {S}) here)")
+    also = f" or {nd} axes broadcastable to {scores_str(scores_shape)}" if nd > 2 else ""
     if nd > 2 and mask.ndim == 2:
         also += "; a 2-D mask is (B, S) key padding; give a per-query (T, S) mask as (1, T, S)"
-    return ValueError(f"{who}: {role} {mask.shape} does not fit {what} {scores}: expected (B, S) "
-                      f"= ({B}, {S}){also}")
+    return ValueError(f"{who}: {role} {mask.shape} does not fit {what} "
+                      f"{scores_str(scores_shape)}: expected (B, S) = ({B}, {S}){also}")
 
 
 def check_read(who: str, scores, values, role: str = "scores") -> None:
     """Scores (B, [T,] S) fit values (B, S, D) with S ≥ 1 (with heads, an axis h after B)."""
-    one = scores.ndim == values.ndim - 1                            # one query per value set
-    lead = scores.shape[:-1] if one else scores.shape[:-2]
-    if values.ndim < 3 or scores.ndim not in (values.ndim - 1, values.ndim):
+    e, h = scores.shape, values.shape
+    lead = e[:-1] if len(e) == len(h) - 1 else e[:-2]               # (B, [h])
+    if not (len(h) >= 3 and len(e) in (len(h) - 1, len(h)) and lead == h[:-2] and
+            e[-1] == h[-2] > 0):
+        raise _read_error(who, role, e, h, lead)
+
+
+def _read_error(who: str, role: str, e: tuple, h: tuple, lead: tuple) -> ValueError:
+    if len(h) < 3 or len(e) not in (len(h) - 1, len(h)):
         why = f"expected {role} (B, S) or (B, T, S) for values (B, S, D)"
-    elif lead != values.shape[:-2] or scores.shape[-1] != values.shape[-2]:
+    elif lead != h[:-2] or e[-1] != h[-2]:
         why = "batch or source length differs"
-    elif values.shape[-2] == 0:
-        why = "S = 0: there is no source position to attend to"
     else:
-        return
-    raise ValueError(f"{who}: {role} {shape_str(scores.shape, scores_letters(scores.ndim))} vs "
-                     f"values {shape_str(values.shape, 'BS')}: {why}")
+        why = "S = 0: there is no source position to attend to"
+    return ValueError(f"{who}: {role} {scores_str(e)} vs values {shape_str(h, 'BS')}: {why}")
 
 
 def read_inputs(who: str, scores, values, mask) -> tuple:
@@ -100,8 +112,8 @@ def score_grad_inputs(weights, values, context, grad_context) -> tuple:
     for role, x in (("context", c), ("grad_context", g)):
         if x.shape != want:
             raise ValueError(f"score_grad: {role} {x.shape} does not fit weights "
-                             f"{shape_str(a.shape, scores_letters(a.ndim))} and values "
-                             f"{shape_str(h.shape, 'BS')}: expected {want}")
+                             f"{scores_str(a.shape)} and values {shape_str(h.shape, 'BS')}: "
+                             f"expected {want}")
     return a, h, c, g
 
 
@@ -113,3 +125,26 @@ def check_options(dropout, window) -> tuple:
                                or window < 0):
         raise ValueError(f"Attention: window W must be None or an int >= 0, got {window!r}")
     return float(dropout), window
+
+
+def check_position(who: str, position, scores_shape: tuple) -> np.ndarray:
+    """A window's centre t (local-m's p_t = t, the decoder step) as an array of the scores'
+    leading shape (B,) or (B, T); for T queries, None is t = 0 … T−1."""
+    shape, S = scores_shape[:-1], scores_shape[-1]
+    if position is None and len(shape) == 1:
+        raise ValueError(f"{who}: window with a query (B, Dq) needs position, the decoder step t")
+    if position is None:
+        return np.broadcast_to(np.arange(shape[1]), shape)              # (B, T): t
+    try:
+        p = np.broadcast_to(np.asarray(position, dtype=float), shape)   # (B, [T])
+    except ValueError:
+        raise ValueError(f"{who}: position of shape {np.shape(position)} does not fit "
+                         f"{shape_str(shape, 'BT')} (an int or (B,) for a query (B, Dq); "
+                         "broadcastable to (B, T) for (B, T, Dq))") from None
+    whole = np.isfinite(p) & (p == np.floor(p)) & (p >= 0)
+    if not whole.all():
+        t = p[~whole].flat[0]
+        why = ("is not an integer: local-m's p_t = t is a decoder step" if t >= 0 else
+               "is negative: local-m reads around p_t = t, the decoder step t >= 0")  # NaN too
+        raise ValueError(f"{who}: position {t:g} {why} (S={S} source positions, 0 … {S - 1})")
+    return p

@@ -2,17 +2,13 @@
 
 Shape letters as in ``attention/read.py``: B batch, T queries, S source positions, D width.
 
-Soft attention (source 004 §4) reads c = Σ_j α_j h_j with α = softmax(e). The hard read picks
+    j* = argmax_j e_j,        c = h_{j*}        (soft: c = Σ_j α_j h_j, source 004 §4)
 
-    j* = argmax_j e_j,        c = h_{j*}
-
-(000 §7, question 1: closer to human selective focus, but not differentiable). As a function
-of the scores, c is piecewise constant: away from ties a small change of e does not change
-j*, so ∂c/∂e_j = 0 almost everywhere, and at a tie c jumps, so there is no derivative at
-all. Backpropagation therefore gives the scorer nothing to learn from; hard attention has to
-be trained otherwise: source 004 §4 names reinforcement learning in visual attention, citing
-Mnih, Heess, Graves and Kavukcuoglu 2014, Recurrent Models of Visual Attention (its note 6).
-The read is still linear in the values: ∂c/∂h_{j*} = I, ∂c/∂h_j = 0 for j ≠ j*.
+(000 §7, question 1: closer to human selective focus, but not differentiable). c is piecewise
+constant in the scores: ∂c/∂e_j = 0 almost everywhere, and at a tie c jumps. Backpropagation
+gives the scorer nothing to learn from; source 004 §4 trains hard attention by reinforcement
+learning (Mnih, Heess, Graves and Kavukcuoglu 2014, Recurrent Models of Visual Attention).
+The read is linear in the values: ∂c/∂h_{j*} = I, ∂c/∂h_j = 0 for j ≠ j*.
 """
 from __future__ import annotations
 
@@ -24,12 +20,9 @@ from minigrad.tensor import Tensor
 
 
 def hard_read(scores, values, mask=None) -> tuple:
-    """``(context, weights)`` with one-hot weights at argmax_j e_j (masked positions never win).
-
-    The weights are a constant, not a function of the scores in the graph: the scores get no
-    gradient (their true derivative, 0 almost everywhere), the values ∂L/∂h_j = [j = j*] g.
-    A query whose every key is masked reads zeros, as in ``read``.
-    """
+    """``(context, weights)`` with one-hot weights at argmax_j e_j (masked positions never win):
+    a constant in the graph, so the scores get no gradient. A query whose every key is masked
+    reads zeros, as in ``read``."""
     scores, values, mask = read_inputs("hard_read", scores, values, mask)
     e = scores.data if mask is None else np.where(mask, scores.data, -np.inf)  # (B, [T,] S)
     best = np.argmax(e, axis=-1)                                     # (B, [T])

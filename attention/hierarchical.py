@@ -9,9 +9,8 @@ scores' attention width.
     sentence level:  β_k  = softmax_k(score(u_s, s_k)),     d   = Σ_k β_k s_k
 
 u_w and u_s are learned query vectors, one per level ("which word / which sentence is
-informative here"), read with ``Attention`` and an additive score each, as Yang et al. A
-sentence with no real word (all masked) reads zeros and is masked at the sentence level; a
-document whose every sentence is empty reads zeros too.
+informative here"), each read with an additive score, as Yang et al. A sentence with no real
+word reads zeros and is masked at the sentence level.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention.scores import AdditiveScore, ConcatScore
-from attention.shapes import shape_str
+from attention.checks import shape_str
 from minigrad.coerce import as_tensor
 from minigrad.kernels import tanh_
 from minigrad.tensor import Tensor

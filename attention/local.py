@@ -12,36 +12,31 @@ window's half-width. A query aligned at p_t reads [p_t − D, p_t + D]; outside 
   align being the softmax over the window only (as in the paper: the weights do not sum to 1).
   W_p and v_p learn through the gaussian; the window's edges pass no gradient.
 
-The window is cut at the source's ends; a decoder past them (t ≥ S + D) reads nothing: zero
-weights and context, as a query whose keys are all padding. Every position is scored and those
-outside the window masked: Luong's result, not the compute it saves on long sources.
+A decoder past the source (t ≥ S + D) reads nothing: zero weights and context. Every position
+is scored and those outside the window masked: Luong's result, not the compute it saves.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import as_mask, check_masked, check_read
+from attention.checks import check_masked, check_position, read_inputs, shape_str
+from attention.masking import window_mask
 from attention.read import read_op, weighted_sum
-from attention.shapes import shape_str
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor, pair
+from minigrad.coerce import as_tensor
 from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.tensor import Tensor
 
 
 class LocalAttention(Module):
     """``forward(query, keys, values=None, mask=None, position=None, projected=None)`` as
-    ``Attention``'s, with window half-width D (``window``); local-m's ``position`` as its.
-    ``predictive=True`` (local-p) needs ``query_dim``: W_p (Dq, Dq), v_p (Dq,), U(±1/√Dq)."""
+    ``Attention``'s, with window half-width D (``window``). ``predictive=True`` (local-p) needs
+    ``query_dim``: W_p (Dq, Dq), v_p (Dq,), U(±1/√Dq)."""
 
     def __init__(self, score: Module, window: int, predictive: bool = False,
                  query_dim: int | None = None, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        try:
-            ok = int(window) == window and window >= 0
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
+        if isinstance(window, bool) or not isinstance(window, (int, np.integer)) or window < 0:
             raise ValueError(f"LocalAttention: window D must be a non-negative int, got {window!r}")
         if predictive and window < 1:  # σ = D/2 = 0: the gaussian would zero every weight
             raise ValueError(f"LocalAttention: local-p needs window D >= 1 (σ = D/2), got {window}")
@@ -60,23 +55,20 @@ class LocalAttention(Module):
         return self.score.project_keys(keys)
 
     def predict_position(self, query, length) -> Tensor:
-        """p_t = S · σ(v_pᵀ tanh(W_p q_t)):  (B,) for a query (B, Dq), (B, T) for (B, T, Dq)."""
+        """local-p's p_t: (B,) for a query (B, Dq), (B, T) for (B, T, Dq)."""
         return (F.linear(query, self.W_p).tanh() @ self.v_p).sigmoid() * length  # (B, [T])
 
     def forward(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:
         query, values = as_tensor(query), keys if values is None else values
         scores = self.score(query, keys, projected=projected)              # (B, [T,] S), checked
-        scores, values = pair(scores, values)
-        check_read("LocalAttention", scores, values)
-        if mask is not None:
-            mask = as_mask(mask, scores.shape, "LocalAttention")           # (B, [1|T,] S)
+        scores, values, mask = read_inputs("LocalAttention", scores, values, mask)  # (B, [1|T,] S)
         if self.predictive and position is not None:
             raise ValueError("LocalAttention: local-p predicts p_t; do not pass position")
         if self.predictive and query.shape[-1] != self.W_p.shape[1]:
             raise ValueError(f"LocalAttention: query {shape_str(query.shape, 'BT'[:query.ndim - 1])}"
                              f" vs W_p expects {self.W_p.shape[1]}")
         if not self.predictive:
-            position = self._position(position, scores.shape[:-1], scores.shape[-1])  # (B, [T])
+            position = check_position("LocalAttention", position, scores.shape)  # (B, [T])
         return self._read(query, keys, scores, values, mask, position, "LocalAttention")
 
     def step(self, query, keys, values=None, mask=None, position=None, projected=None) -> tuple:
@@ -87,44 +79,17 @@ class LocalAttention(Module):
     def _read(self, query, keys, scores, values, mask, position, who=None) -> tuple:
         """The window (and local-p's gaussian), then the read; ``who``: check what is hidden."""
         S, D = scores.shape[-1], self.window
-        s = np.arange(S)                                                    # (S,): positions
-        keep = np.ones((1,) * scores.ndim, dtype=bool) if mask is None else mask  # (B, [1|T,] S)
         if self.predictive:
-            length = S if mask is None else keep.sum(-1).astype(scores.dtype)  # S per example
-            p = self.predict_position(query, length)                       # (B, [T])
-            keep = keep & (np.abs(s - p.data[..., None]) <= D)              # (B, [T,] S)
-        else:
-            keep = keep & (np.abs(s - np.asarray(position)[..., None]) <= D)  # (B, [T,] S)
+            length = S if mask is None else mask.sum(-1).astype(scores.dtype)  # S per example
+            position = self.predict_position(query, length)                # p_t (B, [T])
+        keep = window_mask(getattr(position, "data", position), S, D)      # (B, [T,] S)
+        keep = keep if mask is None else keep & mask                        # (B, [T,] S)
         if who is not None:
             check_masked(who, "keys", keys, keep, scores.data)
             check_masked(who, "values", values, keep)
         if not self.predictive:
             return read_op(scores, values, keep)                            # (B, [T,] Dv)
-        gauss = (-((p.expand_dims(-1) - s) ** 2) / (2 * (D / 2) ** 2)).exp()  # (B, [T,] S)
+        off = position.expand_dims(-1) - np.arange(S)                      # p_t − s (B, [T,] S)
+        gauss = (-(off ** 2) / (2 * (D / 2) ** 2)).exp()                    # (B, [T,] S)
         weights = F.softmax_op(scores, -1, keep) * gauss                    # a_t(s) (B, [T,] S)
         return weighted_sum(weights, values), weights                       # (B, [T,] Dv)
-
-    @staticmethod
-    def _position(position, shape: tuple, S: int) -> np.ndarray:
-        """local-m: p_t = t, checked, as an array of the scores' leading shape (B,) or (B, T)."""
-        if position is None:
-            if len(shape) == 1:
-                raise ValueError("LocalAttention: local-m with a query (B, Dq) needs position, "
-                                 "the decoder step t")
-            return np.broadcast_to(np.arange(shape[1]), shape)              # (B, T): t
-        try:
-            p = np.broadcast_to(np.asarray(position, dtype=float), shape)   # (B, [T])
-        except ValueError:
-            raise ValueError(f"LocalAttention: position of shape {np.shape(position)} does not "
-                             f"fit {shape_str(shape, 'BT')} (an int, (B,) for a query (B, Dq); "
-                             f"broadcastable to (B, T) for (B, T, Dq))") from None
-        if not np.all(p >= 0):  # also catches NaN
-            raise ValueError(f"LocalAttention: position {p[~(p >= 0)].flat[0]:g} is negative: "
-                             f"local-m reads around p_t = t, the decoder step t >= 0 (S={S} "
-                             f"source positions, 0 … {S - 1})")
-        whole = np.isfinite(p) & (p == np.floor(p))
-        if not whole.all():
-            raise ValueError(f"LocalAttention: position {p[~whole].flat[0]:g} is not an integer: "
-                             f"local-m's p_t = t is a decoder step (S={S} source positions, "
-                             f"0 … {S - 1})")
-        return p

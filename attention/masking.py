@@ -16,11 +16,13 @@ from minigrad.coerce import as_tensor
 from minigrad.tensor import Tensor
 
 
-def causal_mask(T: int, S: int | None = None) -> np.ndarray:
-    """``(T, S)``: query t may see key j when j ≤ t + (S − T); with more keys than queries the
-    queries are the *last* T positions (for T = S the lower triangle)."""
+def causal_mask(T: int, S: int | None = None, align: str = "bottom-right") -> np.ndarray:
+    """``(T, S)``, True where query t may see key j (for T = S both are the lower triangle):
+        "top-left"      j ≤ t           PyTorch's ``is_causal``: query t is position t
+        "bottom-right"  j ≤ t + S − T   the queries are the last T of S positions (a cached decoder)
+    """
     S = T if S is None else S
-    return np.tril(np.ones((T, S), dtype=bool), k=S - T)
+    return np.tril(np.ones((T, S), dtype=bool), k={"top-left": 0, "bottom-right": S - T}[align])
 
 
 def window_mask(position, S: int, window: int) -> np.ndarray:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import as_mask, check_masked
+from attention.checks import as_mask, check_masked, shape_str
 from attention.masking import causal_mask
 from attention.read import read_op, weighted_sum
-from attention.shapes import shape_str
 from minigrad import functional as F, init
 from minigrad.coerce import as_tensor
 from minigrad.nn import Linear, Module
@@ -29,8 +28,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
                                  return_weights: bool = False):
     """out = softmax(scale · q kᵀ) v, PyTorch's ``F.scaled_dot_product_attention`` (and α with
     ``return_weights``): q (B, [h,] T, d), k (B, [h,] S, d), v (B, [h,] S, dv). ``attn_mask``:
-    boolean, True = takes part, broadcast as PyTorch's (2-D is (T, S)). ``is_causal``: query t
-    sees keys 0..t. ``scale``: 1/√d. ``dropout_p`` > 0 drops from α (needs ``rng``)."""
+    boolean, True = takes part, broadcast as PyTorch's (2-D is (T, S)). ``is_causal``: the
+    top-left ``causal_mask``. ``scale``: 1/√d. ``dropout_p`` > 0 drops from α (needs ``rng``)."""
     who = "scaled_dot_product_attention"
     q, k, v = _checked_qkv(query, key, value)
     T, S = q.shape[-2], k.shape[-2]
@@ -38,7 +37,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     if attn_mask is not None:
         mask = as_mask(attn_mask, q.shape[:-1] + (S,), who, role="attn_mask", broadcast=True)
     if is_causal:
-        past = np.tril(np.ones((T, S), dtype=bool))                   # (T, S)
+        past = causal_mask(T, S, align="top-left")                    # (T, S)
         mask = past if mask is None else mask & past                  # (…, T, S)
     check_masked(who, "k", k, mask)
     check_masked(who, "values", v, mask)
@@ -59,28 +58,26 @@ def _attention(q, k, v, mask, dropout_p: float, scale, rng) -> tuple:
 def _checked_qkv(q, k, v) -> tuple:
     """``scaled_dot_product_attention``'s q, k, v as tensors that fit, with d ≥ 1 and S ≥ 1."""
     q, k, v = as_tensor(q), as_tensor(k), as_tensor(v)
-    letters = "BhT" if q.ndim == 4 else "BT"
-    qs, ks, vs = (shape_str(x.shape, letters if x is q else letters[:-1] + "S") for x in (q, k, v))
-    if not 3 <= q.ndim <= 4 or k.ndim != q.ndim or v.ndim != q.ndim:
-        raise ValueError(f"scaled_dot_product_attention: q {q.shape}, k {k.shape} and v "
-                         f"{v.shape} must all be (B, T, d) or all (B, h, T, d)")
-    if k.shape[-1] != q.shape[-1] or k.shape[:-2] != q.shape[:-2] or v.shape[:-1] != k.shape[:-1]:
-        raise ValueError(f"scaled_dot_product_attention: q {qs}, k {ks} and v {vs} do not fit: "
-                         f"q and k need the same width d, k and v the same batch and length S")
-    if q.shape[-1] == 0:  # q kᵀ would be all zeros and / √0 NaN
-        raise ValueError(f"scaled_dot_product_attention: q {qs} and k {ks} have width d = 0")
-    if k.shape[-2] == 0:  # softmax over no keys has no value
-        raise ValueError(f"scaled_dot_product_attention: k {ks} has S = 0: there is no key to "
-                         f"attend to")
-    return q, k, v
+    fit = 3 <= q.ndim <= 4 and k.ndim == v.ndim == q.ndim and k.shape[-1] == q.shape[-1] and \
+        k.shape[:-2] == q.shape[:-2] and v.shape[:-1] == k.shape[:-1]
+    if fit and q.shape[-1] > 0 and k.shape[-2] > 0:
+        return q, k, v
+    lead = "Bh" if q.ndim == 4 else "B"
+    q_, k_, v_ = (f"{n} {shape_str(x.shape, lead + L)}" for n, x, L in
+                  (("q", q, "T"), ("k", k, "S"), ("v", v, "S")))
+    why = (f"{q_}, {k_} and {v_} do not fit: expected (B, [h,] T|S, d) and v (B, [h,] S, dv)"
+           if not fit else f"{q_} and {k_} have width d = 0" if q.shape[-1] == 0  # kᵀq / √0: NaN
+           else f"{k_} has S = 0: there is no key to attend to")  # a softmax over no keys
+    raise ValueError(f"scaled_dot_product_attention: {why}")
 
 
 class MultiHeadAttention(Module):
     """h heads of scaled dot-product attention on ``Linear(E, E)`` projections W_q, W_k, W_v,
     then W_o; head i uses columns i·d … (i+1)·d. ``forward(query (B, T, E), key (B, S, E),
     value (B, S, E), *, mask=None, causal=False, rng=None) -> (out (B, T, E), weights
-    (B, h, T, S))``; ``mask (B, S)`` True = a real key, keyword-only so that PyTorch's
-    ``key_padding_mask`` cannot slip in. ``dropout``: the third argument, as in PyTorch."""
+    (B, h, T, S))``: ``mask (B, S)`` and ``causal`` (the bottom-right ``causal_mask``) are
+    keyword-only, so that PyTorch's ``key_padding_mask`` cannot slip in; ``dropout`` is the
+    third argument, as in PyTorch."""
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, *,
                  rng: np.random.Generator | None = None, dtype=np.float64):
@@ -91,16 +88,12 @@ class MultiHeadAttention(Module):
             raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be a multiple of "
                              f"num_heads {num_heads}")
         if not isinstance(dropout, (int, float, np.integer, np.floating)) or not 0 <= dropout < 1:
-            hint = " (rng is keyword-only: rng=...)" if isinstance(dropout, np.random.Generator) else ""
             raise ValueError(f"MultiHeadAttention: dropout must be a number in [0, 1), got "
-                             f"{dropout!r}{hint}")
-        self.dropout = dropout
+                             f"{dropout!r} (the third argument; rng is keyword-only: rng=...)")
         rng = init.generator("MultiHeadAttention", rng)
-        self.embed_dim, self.num_heads = embed_dim, num_heads
-        self.W_q = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
-        self.W_k = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
-        self.W_v = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
-        self.W_o = Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
+        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
+        self.W_q, self.W_k, self.W_v, self.W_o = (Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
+                                                  for _ in range(4))
 
     def _split(self, x: Tensor) -> Tensor:
         """(B, L, E) -> (B, h, L, d): head i takes columns i·d … (i+1)·d."""
@@ -114,8 +107,7 @@ class MultiHeadAttention(Module):
 
     def attend(self, query, k, v, *, mask=None, causal: bool = False,
                rng: np.random.Generator | None = None) -> tuple:
-        """Attention of ``query (B, T, E)`` over the heads' ``k, v (B, h, S, d)`` from
-        ``project_kv``, unchecked: ``mask (B, S)`` True = the key may be attended."""
+        """``forward`` on the heads' ``k, v (B, h, S, d)`` from ``project_kv``, unchecked."""
         B, T, E = query.shape
         q = self._split(self.W_q(query))                              # (B, h, T, d)
         p = self.dropout if self.training else 0.0
@@ -126,19 +118,16 @@ class MultiHeadAttention(Module):
 
     @staticmethod
     def _mask(mask, causal: bool, T: int, S: int):
-        """Key padding (B, S) and, with ``causal``, query t sees keys j ≤ t + S − T (the queries
-        are the last T positions: a cached decoder's step), for the heads' scores; or None."""
+        """Key padding (B, S) and, with ``causal``, the bottom-right causal mask; or None."""
         full = None if mask is None else mask[:, None, None, :]       # (B, 1, 1, S)
         if causal:
-            past = causal_mask(T, S)                                  # (T, S)
+            past = causal_mask(T, S, align="bottom-right")            # (T, S)
             full = past if full is None else full & past              # (B, 1, T, S)
         return full
 
     def forward(self, query, key, value, *, mask=None, causal: bool = False,
                 rng: np.random.Generator | None = None, key_padding_mask=None,
                 attn_mask=None) -> tuple:
-        """``mask (B, S)``: True = may be attended. PyTorch's ``key_padding_mask`` and
-        ``attn_mask`` (True = ignore) raise a TypeError that says to pass ``mask=~m``."""
         for name, given in (("key_padding_mask", key_padding_mask), ("attn_mask", attn_mask)):
             if given is not None:
                 raise TypeError(f"MultiHeadAttention: {name} is PyTorch's (True = ignore) and is "
@@ -156,14 +145,13 @@ class MultiHeadAttention(Module):
         """``forward``'s inputs as tensors (B, T, E), (B, S, E), (B, S, E)."""
         query, key, value = as_tensor(query), as_tensor(key), as_tensor(value)
         E = self.embed_dim
-        for role, x, letters in (("query", query, "BT"), ("key", key, "BS"),
-                                 ("value", value, "BS")):
+        for role, x, L in (("query", query, "T"), ("key", key, "S"), ("value", value, "S")):
             if x.ndim != 3 or x.shape[-1] != E:
-                raise ValueError(f"MultiHeadAttention: {role} {shape_str(x.shape, letters)} vs "
-                                 f"embed_dim {E}: expected (B, {letters[1]}, {E})")
+                raise ValueError(f"MultiHeadAttention: {role} {shape_str(x.shape, 'B' + L)} vs "
+                                 f"embed_dim {E}: expected (B, {L}, {E})")
         if key.shape[:2] != value.shape[:2] or key.shape[0] != query.shape[0]:
-            raise ValueError(f"MultiHeadAttention: query {shape_str(query.shape, 'BT')}, key "
-                             f"{shape_str(key.shape, 'BS')} and value "
-                             f"{shape_str(value.shape, 'BS')}: batch sizes, or key and value "
-                             f"lengths, differ")
+            q, k, v = (shape_str(x.shape, L)
+                       for x, L in ((query, "BT"), (key, "BS"), (value, "BS")))
+            raise ValueError(f"MultiHeadAttention: query {q}, key {k} and value {v}: batch sizes, "
+                             "or key and value lengths, differ")
         return query, key, value

@@ -1,21 +1,16 @@
-"""Positional encodings: where a token is, added to what it is.
+"""Positional encodings (Vaswani et al. 2017, §3.5): attention alone is permutation-equivariant
+(shuffle the keys and the output only shuffles with them), so a Transformer adds where a token
+is to what it is.
 
-Shape letters: B batch, L positions, D model width.
+Shape letters: L positions, D model width. ``sinusoidal_encoding`` is fixed and defined for
+every position, also those longer than any seen in training:
 
-Attention alone is permutation-equivariant: shuffle the keys and the output only shuffles
-with them. A Transformer therefore adds a position signal to each embedding (Vaswani et al.
-2017, §3.5). Two kinds:
+    PE(pos, 2i)   = sin(pos / 10000^(2i / D))
+    PE(pos, 2i+1) = cos(pos / 10000^(2i / D))
 
-* ``sinusoidal_encoding`` -- fixed, defined for every position, including those longer than
-  any seen in training:
-
-      PE(pos, 2i)   = sin(pos / 10000^(2i / D))
-      PE(pos, 2i+1) = cos(pos / 10000^(2i / D))
-
-  Each pair of columns is a rotation at its own frequency, so PE(pos + k) is a linear
-  function of PE(pos) for every offset k: relative positions are easy to read off.
-* ``LearnedPositions`` -- one trained vector per position up to ``max_len`` (BERT, GPT-2);
-  a position beyond ``max_len`` has no vector and is refused.
+Each pair of columns is a rotation at its own frequency, so PE(pos + k) is a linear function of
+PE(pos) for every offset k. ``LearnedPositions`` trains one vector per position up to
+``max_len`` (BERT, GPT-2) and refuses those beyond.
 """
 from __future__ import annotations
 
@@ -26,8 +21,7 @@ from minigrad.nn import Module, Parameter, check_sizes
 
 
 def sinusoidal_encoding(length: int, dim: int, start: int = 0, dtype=np.float64) -> np.ndarray:
-    """PE for positions ``start .. start + length − 1``: (L, D), as above (odd D drops the
-    last cosine column)."""
+    """PE (L, D) of positions ``start .. start + length − 1`` (odd D drops the last cosine)."""
     if dim < 1 or length < 0 or start < 0:
         raise ValueError(f"sinusoidal_encoding: need dim >= 1, length >= 0 and start >= 0, "
                          f"got dim={dim}, length={length}, start={start}")
@@ -64,6 +58,5 @@ class LearnedPositions(Module):
     def forward(self, length: int, start: int = 0):
         if start + length > self.max_len:
             raise ValueError(f"LearnedPositions: positions {start}..{start + length - 1} go past "
-                             f"the {self.max_len} learned ones (max_len={self.max_len}); use "
-                             "sinusoidal positions or a larger max_len")
+                             f"the {self.max_len} learned ones (max_len); use sinusoids or more")
         return F.embedding(np.arange(start, start + length), self.weight)  # (L, D)

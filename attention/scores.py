@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import as_mask, check_masked, check_options, check_read
+from attention.checks import check_masked, check_options, check_position, read_inputs, shape_str
 from attention.masking import check_temperature, window_mask
 from attention.read import read_op, weighted_sum
-from attention.shapes import scores_letters, shape_str
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor, pair
+from minigrad.coerce import as_tensor
 from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.tensor import Tensor
 
@@ -59,21 +58,22 @@ class Score(Module):
 
     def _check(self, query, keys) -> int:
         """Ranks, batch sizes and widths; returns project_keys' width."""
-        who, k = type(self).__name__, shape_str(keys.shape, "BS")
+        who = type(self).__name__
         if query.ndim not in (2, 3):
             raise ValueError(f"{who}: query must be (B, Dq) or (B, T, Dq), got shape {query.shape}")
         if keys.ndim != 3:
             raise ValueError(f"{who}: keys must be (B, S, Dk), got shape {keys.shape}")
-        q = shape_str(query.shape, "BT"[:query.ndim - 1])
-        if query.shape[0] != keys.shape[0]:
-            raise ValueError(f"{who}: query {q} vs keys {k}: batch sizes differ")
         (wq, dq), (wk, dk), width = self._widths(keys)
-        for role, x, weight, want in (("query", query, wq, dq), ("keys", keys, wk, dk)):
-            if x.shape[-1] != want:
-                what = (f"{weight} expects {want}" if weight else
-                        f"keys {k}: qᵀh needs equal widths (GeneralScore takes unequal ones)")
-                raise ValueError(f"{who}: {role} {q if x is query else k} vs {what}")
-        return width
+        batch = query.shape[0] == keys.shape[0]
+        if batch and query.shape[-1] == dq and keys.shape[-1] == dk:
+            return width
+        q, k = shape_str(query.shape, "BT"[:query.ndim - 1]), shape_str(keys.shape, "BS")
+        if not batch or wq is None:
+            why = ("qᵀh needs equal widths (GeneralScore takes unequal ones)" if batch else
+                   "batch sizes differ")
+            raise ValueError(f"{who}: query {q} vs keys {k}: {why}")
+        raise ValueError(f"{who}: query {q} vs {wq} expects {dq}" if query.shape[-1] != dq else
+                         f"{who}: keys {k} vs {wk} expects {dk}")
 
 
 def additive(q: Tensor, k: Tensor, v: Tensor, activation: str | None = "tanh") -> Tensor:
@@ -198,7 +198,7 @@ class Attention(Module):
     the keys), mask True = may be attended; ``projected`` from ``project_keys(keys)``. Keys and
     values at masked positions must be finite. Source 003 §6's options:
 
-    * ``temperature`` T:  α_j = exp(e_j / T) / Σ_k exp(e_k / T); T < 1 sharpens, T > 1 flattens.
+    * ``temperature`` T:  α = softmax(e / T), as ``masked_softmax``.
     * ``dropout`` p while training (needs ``rng``):  c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),
       m_j ~ Bernoulli(1 − p), so E[α̃_j] = α_j; the weights returned are α.
     * ``window`` W: α_j = 0 where |j − t| > W, t = ``position``: an int or (B,) for a query
@@ -217,13 +217,11 @@ class Attention(Module):
 
     def forward(self, query, keys, values=None, mask=None, projected=None, position=None,
                 rng=None) -> tuple:
+        scores = self.score(query, keys, projected=projected)        # (B, [T,] S), checked
         values = keys if values is None else values
-        scores = self.score(query, keys, projected=projected)       # (B, [T,] S), checked
-        scores, values = pair(scores, values)
-        check_read("Attention", scores, values)
-        if mask is not None:
-            mask = as_mask(mask, scores.shape, "Attention")          # (B, [1|T,] S)
+        scores, values, mask = read_inputs("Attention", scores, values, mask)  # mask (B, [1|T,] S)
         if self.window is not None:
+            position = check_position("Attention", position, scores.shape)  # (B, [T])
             mask = self._truncated(mask, scores.shape, position)     # (B, [T,] S)
         check_masked("Attention", "keys", keys, mask, scores.data)
         check_masked("Attention", "values", values, mask)
@@ -253,14 +251,7 @@ class Attention(Module):
         return weighted_sum(kept, values), weights                  # (B, [T,] Dv), α
 
     def _truncated(self, mask, shape: tuple, position) -> np.ndarray:
-        """The mask (or all True) and |j − t| ≤ W, broadcast to the scores' shape."""
-        if position is None and len(shape) == 2:
-            raise ValueError("Attention: window=W with one query per example (B, Dq) needs "
-                             "position, the decoder step t")
-        t = np.arange(shape[-2]) if position is None else np.asarray(position)  # (T,), (B, [T])
-        try:
-            near = np.broadcast_to(window_mask(t, shape[-1], self.window), shape)  # (B, [T,] S)
-        except ValueError:
-            raise ValueError(f"Attention: position of shape {t.shape} does not fit scores "
-                             f"{shape_str(shape, scores_letters(len(shape)))}") from None
+        """The mask and |j − t| ≤ W (``window_mask``); for T queries, no position is t = 0 … T−1."""
+        t = np.arange(shape[-2]) if position is None else position   # (T,), (B, [T])
+        near = window_mask(t, shape[-1], self.window)                # (B|1, [T,] S)
         return near if mask is None else near & mask                # (B, [T,] S)

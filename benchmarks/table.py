@@ -160,7 +160,7 @@ def per_step(model):
     class PerStepDecoder(FastBahdanauDecoder):
         forward = Decoder.forward                                         # the loop over step()
 
-    from models.checks import check_source
+    from models.seq2seq import check_source
     model.encoder.__class__, model.decoder.__class__ = PerStepEncoder, PerStepDecoder
     return model
 

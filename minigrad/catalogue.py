@@ -15,12 +15,22 @@ import math
 
 import numpy as np
 
-from minigrad.coerce import (as_tensor, check_not_empty, normalize_axes, normalize_axis, pair, reduce_axes,
-                             softmax_axis)
+from minigrad.checks import mismatch
+from minigrad.coerce import (as_tensor, check_not_empty, class_targets, normalize_axes, normalize_axis, pair,
+                             reduce_axes, softmax_axis)
 from minigrad.engine import Tensor
-from minigrad.ops import (_bool_error, _broadcast_error, _keep, log_softmax_array, matmul, mul, power, relu,
-                          sigmoid)
+from minigrad.ops import _bool_error, log_softmax_array, matmul, mul, power, relu, sigmoid
 from minigrad.shape_ops import getitem, reshape
+
+
+def _keep(g, axes, keepdims):
+    """Reinsert the reduced axes (sorted) into ``g``, so that it broadcasts against the input."""
+    if keepdims:
+        return g
+    shape = list(g.shape)
+    for a in axes:
+        shape.insert(a, 1)
+    return g.reshape(shape)
 
 
 # ---- elementwise -------------------------------------------------------------------------------
@@ -97,7 +107,7 @@ def _pick(op, fn, a, b) -> Tensor:
     try:
         out = fn(a.data, b.data)
     except ValueError:
-        raise _broadcast_error(op, a, b) from None
+        raise mismatch(op, "a", a.shape, "b", b.shape, why="could not be broadcast together") from None
     if out.dtype.kind == "b":
         raise _bool_error(op, a, b)
     wa = ((fn(a.data, b.data) == a.data) * 1.0 - (a.data == b.data) * 0.5).astype(out.dtype)
@@ -495,22 +505,6 @@ def reduce_loss(op, loss, keep, reduction):
     if reduction == "mean":
         return loss.sum() / builtins.max(int(np.sum(keep)) if keep is not None else loss.size, 1)
     raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
-
-
-def class_targets(op, scores, targets, ignore_index):
-    """The integer targets (...) of scores (..., C), checked, ignored ones read as 0; the kept mask."""
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
-    if t.dtype.kind not in "iu":
-        raise ValueError(f"{op}: targets must be integers, got dtype {t.dtype}")
-    if scores.ndim < 1 or t.shape != scores.shape[:-1]:
-        raise ValueError(f"{op}: targets of shape {t.shape} do not fit the input's shape "
-                         f"{scores.shape} (expected targets of shape {scores.shape[:-1]})")
-    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
-    t = np.where(keep, t, 0)
-    bad = t[(t < 0) | (t >= scores.shape[-1])]
-    if bad.size:
-        raise ValueError(f"{op}: target {bad[0]} is out of range for {scores.shape[-1]} classes")
-    return t, keep
 
 
 def nll_loss(log_probs, targets, ignore_index: int | None = -100, reduction: str = "mean") -> Tensor:

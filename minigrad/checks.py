@@ -1,4 +1,4 @@
-"""The engine's checks, out of its loop's way: what a Tensor may be made from, the VJPs' answers,
+"""What runs only when something is wrong: the ops' shape-mismatch wording, the VJPs' answers,
 NaN/inf under ``detect_anomaly``. NumPy alone is imported, so the engine imports it without a cycle.
 """
 from __future__ import annotations
@@ -24,32 +24,11 @@ def check_finite(array, op: str, where: str, node=None, inputs=()) -> None:
                            f"(shape {array.shape})", op, where, node, inputs)
 
 
-def refuse_complex(data) -> None:
-    """Complex values are refused, not cast: casting would drop the imaginary part silently."""
-    if (data.dtype.kind == "c" if isinstance(data, np.ndarray) else
-            type(data) is not float and type(data) is not int and np.iscomplexobj(data)):
-        raise TypeError(f"tensor: complex values are not supported (got "
-                        f"{np.asarray(data).dtype}); minigrad differentiates real functions: "
-                        f"pass the real and imaginary parts (x.real, x.imag) as separate tensors")
-
-
-def as_array(data, dtype=None, requires_grad: bool = False) -> np.ndarray:
-    """The array a new tensor wraps: a copy of real numbers; ``requires_grad`` only for floats."""
-    try:
-        if dtype is not None:  # a cast to a real dtype would drop an imaginary part silently
-            refuse_complex(data)
-        array = np.array(data, dtype=dtype, copy=True)
-    except ValueError as e:  # NumPy's "inhomogeneous shape", or a string that is no number
-        raise ValueError(f"tensor: cannot make an array of numbers from this data (a ragged "
-                         f"nested list, whose rows differ in length?): {e}") from None
-    if array.dtype.kind in "OSUVMmc":
-        raise TypeError(f"tensor: cannot make a tensor from an array of dtype {array.dtype} "
-                        f"(real numbers only: float, int or bool)")
-    if requires_grad and array.dtype.kind != "f":
-        raise TypeError(f"tensor: requires_grad=True needs a floating dtype, got "
-                        f"{array.dtype} (only real floating tensors, float16/32/64, "
-                        f"have gradients)")
-    return array
+def mismatch(op: str, *roles, why: str = "do not fit") -> ValueError:
+    """The one wording of shapes that do not go together: ``op: a of shape (2,) and b of shape
+    (3,) do not fit``; ``roles`` alternate a role and its shape."""
+    named = [f"{role} of shape {tuple(shape)}" for role, shape in zip(roles[::2], roles[1::2])]
+    return ValueError(f"{op}: {', '.join(named[:-1])} and {named[-1]} {why}")
 
 
 def refuse_backward(t) -> None:
@@ -59,6 +38,16 @@ def refuse_backward(t) -> None:
                            "its graph has requires_grad=True (or it was made under no_grad())")
     raise RuntimeError(f"backward() on a non-scalar tensor of shape {t.shape} needs a "
                        f"gradient: pass grad= (an array of that shape)")
+
+
+def refuse_changed(leaf, order) -> None:
+    """A leaf changed in place after an op of ``order`` saved it for backward."""
+    node, k = next((n, k) for n in order for k, p in enumerate(n._parents) if p is leaf)
+    raise RuntimeError(
+        f"backward: input {k} of op '{node._op}' (a tensor of shape {leaf.shape}) was "
+        f"changed in place after the op saved it for backward, so the gradients would "
+        f"be wrong. Change a tensor's data only after backward() has used it, or give "
+        f"it a new array (t.data = new_array) before recording the graph.")
 
 
 def refuse_arity(node, parent_grads) -> None:

@@ -1,4 +1,4 @@
-"""Arguments into tensors and axes, in one place: the dtype policy and the axis checks.
+"""Arguments into tensors, axes and class targets, in one place: the dtype policy and the checks.
 
 Dtype policy: beside a float Tensor, a plain number or array, or an int/bool Tensor, takes the
 float Tensor's dtype (so float32 stays float32); two float Tensors promote as NumPy does.
@@ -9,6 +9,7 @@ import operator
 
 import numpy as np
 
+from minigrad.checks import mismatch
 from minigrad.engine import Tensor
 
 
@@ -87,5 +88,19 @@ def softmax_axis(op: str, x: Tensor, axis) -> int:
 def check_not_empty(op: str, shape: tuple, axes: tuple) -> None:
     """Refuse to reduce over zero elements: mean, max, logsumexp and softmax have no value there."""
     if any(shape[a] == 0 for a in axes):
-        raise ValueError(f"{op}: cannot reduce over zero elements (axis {axes} of a tensor of "
-                         f"shape {shape}): the result would be undefined")
+        raise ValueError(f"{op}: cannot reduce over zero elements (axis {axes} of a tensor of shape {shape})")
+
+
+def class_targets(op, scores, targets, ignore_index):
+    """The integer targets (...) of scores (..., C), checked, ignored ones read as 0; the kept mask."""
+    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
+    if t.dtype.kind not in "iu":
+        raise ValueError(f"{op}: targets must be integers, got dtype {t.dtype}")
+    if scores.ndim < 1 or t.shape != scores.shape[:-1]:
+        raise mismatch(op, "targets", t.shape, "input", scores.shape, why=f"do not fit (expects {scores.shape[:-1]})")
+    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
+    t = np.where(keep, t, 0)
+    bad = t[(t < 0) | (t >= scores.shape[-1])]
+    if bad.size:
+        raise ValueError(f"{op}: target {bad[0]} is out of range for {scores.shape[-1]} classes")
+    return t, keep

@@ -16,6 +16,34 @@ from minigrad import checks
 from minigrad.modes import mode
 
 
+def refuse_complex(data) -> None:
+    """Complex values are refused, not cast: casting would drop the imaginary part silently."""
+    if (data.dtype.kind == "c" if isinstance(data, np.ndarray) else
+            type(data) is not float and type(data) is not int and np.iscomplexobj(data)):
+        raise TypeError(f"tensor: complex values are not supported (got "
+                        f"{np.asarray(data).dtype}); minigrad differentiates real functions: "
+                        f"pass the real and imaginary parts (x.real, x.imag) as separate tensors")
+
+
+def as_array(data, dtype=None, requires_grad: bool = False) -> np.ndarray:
+    """The array a new tensor wraps: a copy of real numbers; ``requires_grad`` only for floats."""
+    try:
+        if dtype is not None:  # a cast to a real dtype would drop an imaginary part silently
+            refuse_complex(data)
+        array = np.array(data, dtype=dtype, copy=True)
+    except ValueError as e:  # NumPy's "inhomogeneous shape", or a string that is no number
+        raise ValueError(f"tensor: cannot make an array of numbers from this data (a ragged "
+                         f"nested list, whose rows differ in length?): {e}") from None
+    if array.dtype.kind in "OSUVMmc":
+        raise TypeError(f"tensor: cannot make a tensor from an array of dtype {array.dtype} "
+                        f"(real numbers only: float, int or bool)")
+    if requires_grad and array.dtype.kind != "f":
+        raise TypeError(f"tensor: requires_grad=True needs a floating dtype, got "
+                        f"{array.dtype} (only real floating tensors, float16/32/64, "
+                        f"have gradients)")
+    return array
+
+
 class Tensor:
     """An array ``data`` with ``grad``; made by an op, also its ``_parents`` and ``_vjp``."""
 
@@ -24,7 +52,7 @@ class Tensor:
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
-        self.data = checks.as_array(data.data if isinstance(data, Tensor) else data, dtype, requires_grad)
+        self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype, requires_grad)
         self.grad = None
         self.requires_grad = bool(requires_grad)
         self._parents = ()
@@ -58,12 +86,7 @@ def check_saved(order) -> None:
     those data, so the gradients would be silently wrong."""
     for leaf in order:
         if leaf._vjp is None and leaf._pass >= 0 and leaf.data.tobytes() != leaf._snapshot:
-            node, k = next((n, k) for n in order for k, p in enumerate(n._parents) if p is leaf)
-            raise RuntimeError(
-                f"backward: input {k} of op '{node._op}' (a tensor of shape {leaf.shape}) was "
-                f"changed in place after the op saved it for backward, so the gradients would "
-                f"be wrong. Change a tensor's data only after backward() has used it, or give "
-                f"it a new array (t.data = new_array) before recording the graph.")
+            checks.refuse_changed(leaf, order)
 
 
 KEEP_NODES = 500  # a graph this small keeps its shape and gradients when backward frees it,
@@ -102,8 +125,7 @@ def unbroadcast(grad, shape: tuple, dtype, op: str = "?"):
 
 
 def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
-    """From the roots back: pop a node's gradient, call its VJP with ``xp``, add what it returns
-    into its parents' gradients; fill leaves' ``.grad`` (or return those of ``wanted``)."""
+    """From the roots back: each VJP once, summed into parents; leaves' .grad (or wanted's)."""
     order = topological_order(roots)
     check_saved(order)
     mode.backward_pass += 1

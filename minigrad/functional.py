@@ -1,9 +1,6 @@
-"""The functions a model calls on tensors, after the primitives: linear, embedding, dropout,
-softmax, log_softmax and cross_entropy, in PyTorch's layouts and argument orders.
-PyTorch's other functions are ``catalogue.py``'s, reached here too (``functional.softplus``).
-
-A public function checks its arguments once; ``linear_op``, ``embedding_op`` and ``softmax_op``
-are the ops alone, for a caller (a Module, the attention read) that has checked them already.
+"""The functions a model calls on tensors, in PyTorch's layouts and argument orders (its
+others are ``catalogue.py``'s, reached here too). A public function checks its arguments once;
+``linear_op``, ``embedding_op`` and ``softmax_op`` are the ops alone, for callers that checked.
 """
 from __future__ import annotations
 
@@ -11,8 +8,9 @@ import numpy as np
 
 from minigrad import nn_ops
 from minigrad.catalogue import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                                class_targets, elu, leaky_relu, nll_loss, silu, softplus, sparsemax)
-from minigrad.coerce import as_tensor, boolean_mask, softmax_axis
+                                elu, leaky_relu, nll_loss, silu, softplus, sparsemax)
+from minigrad.checks import mismatch
+from minigrad.coerce import as_tensor, boolean_mask, class_targets, softmax_axis
 from minigrad.engine import Tensor
 from minigrad.init import check_rng
 from minigrad.ops import log_softmax_array
@@ -24,14 +22,13 @@ def _check_linear(x, weight, bias) -> tuple:
     """``linear``'s x (..., in), float weight (out, in) and bias (out,) or None, as Tensors."""
     weight = as_tensor(weight)
     if weight.data.dtype.kind != "f":
-        raise TypeError(f"linear: weight must be a float tensor, got dtype {weight.dtype} "
-                        f"(shape {weight.shape}); an int weight has no gradient")
+        raise TypeError(f"linear: weight must be a float tensor (an int one has no gradient), got {weight.dtype}")
     if weight.data.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")
     bias = None if bias is None else as_tensor(bias, weight)
     if bias is not None and bias.data.shape != weight.data.shape[:1]:
-        raise ValueError(f"linear: bias of shape {bias.shape} does not fit weight of shape "
-                         f"{weight.shape} (expects {weight.shape[:1]})")
+        raise mismatch("linear", "bias", bias.shape, "weight", weight.shape,
+                       why=f"do not fit (expects {weight.shape[:1]})")
     return linear_input("linear", x, weight), weight, bias
 
 
@@ -39,8 +36,8 @@ def linear_input(who: str, x, weight: Tensor) -> Tensor:
     """x as a Tensor of weight's dtype whose last dim is weight's in: what a Linear call checks."""
     x = as_tensor(x, weight)
     if x.shape[-1:] != weight.shape[1:]:
-        raise ValueError(f"{who}: input of shape {x.shape} does not fit weight of shape "
-                         f"{weight.shape} (expects last dim {weight.shape[1]})")
+        raise mismatch(who, "input", x.shape, "weight", weight.shape,
+                       why=f"do not fit (expects last dim {weight.shape[1]})")
     return x
 
 
@@ -77,9 +74,9 @@ def embedding_ids(input, weight: Tensor) -> np.ndarray:
             " (the order is embedding(input, weight), ids first, as PyTorch)" if weight.data.dtype.kind in "iu" else ""))
     if weight.data.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (V, E), got shape {weight.shape}")
-    if ids.size and (ids.min() < 0 or ids.max() >= len(weight.data)):
-        raise ValueError(f"embedding: id {ids[(ids < 0) | (ids >= len(weight.data))][0]} is out of range "
-                         f"for a table of {len(weight.data)} rows (weight shape {weight.shape})")
+    bad = ids[(ids < 0) | (ids >= len(weight.data))]
+    if bad.size:
+        raise ValueError(f"embedding: id {bad[0]} is out of range for a table of {len(weight.data)} rows")
     return ids
 
 
@@ -100,8 +97,7 @@ def _check_dropout(p, training, rng) -> None:
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not isinstance(training, (bool, np.bool_)):
-        raise TypeError(f"dropout: training must be a bool, got {type(training).__name__} "
-                        f"(rng is keyword-only: dropout(x, p, rng=rng))")
+        raise TypeError(f"dropout: training must be a bool, got {type(training).__name__} (rng is keyword-only)")
     if rng is not None:
         check_rng("dropout", rng)
     elif training and p != 0:
@@ -130,8 +126,7 @@ def _check_axis_mask(op, x, axis, mask=None) -> tuple:
         return axis, None
     mask = boolean_mask(op, "mask (True = keep)", mask)
     if mask.ndim > x.ndim or any(m not in (1, n) for m, n in zip(mask.shape[::-1], x.shape[::-1])):
-        raise ValueError(f"{op}: mask of shape {mask.shape} does not broadcast to the "
-                         f"input's shape {x.shape}")
+        raise mismatch(op, "mask", mask.shape, "input", x.shape, why="do not broadcast")
     return axis, mask
 
 
@@ -178,8 +173,7 @@ def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tup
     under "mean" over the n kept, 1 otherwise, 0 if ignored."""
     logits = as_tensor(logits)
     if logits.data.dtype.kind != "f":  # integer logits would be truncated to an integer loss
-        raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} "
-                         f"(convert them, e.g. logits.astype(float))")
+        raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} (logits.astype(float))")
     if reduction not in ("none", "mean", "sum") or not 0 <= eps <= 1:
         raise ValueError(f"cross_entropy: reduction must be 'none', 'mean' or 'sum' and "
                          f"label_smoothing in [0, 1], got {reduction!r} and {eps}")
@@ -190,10 +184,10 @@ def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tup
     return logits, q, (keep.reshape(-1) / n).astype(logits.dtype)
 
 
-def cross_entropy(logits, targets, ignore_index=None, reduction="mean", label_smoothing=0.0) -> Tensor:
+def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0) -> Tensor:
     """ℓ = −Σ_c q_c log softmax(logits)_c, q = (1 − ε) onehot(target) + ε / C, for logits (..., C)
-    and integer targets (...), averaged over the positions not ignored (or summed, or "none").
-    VJP: (softmax(logits) − q) · g / n."""
+    and integer targets (...), those equal to ``ignore_index`` (PyTorch's -100; None: none) left
+    out, averaged over the others (or summed, or "none"). VJP: (softmax(logits) − q) · g / n."""
     logits, q, w = _cross_entropy_targets(logits, targets, ignore_index, reduction, label_smoothing)
     logp = log_softmax_array(logits.data.reshape(q.shape))[0]            # (N, C)
     loss = -(np.where(q > 0, logp, 0) * q).sum(axis=-1) * w              # (N,)

@@ -68,7 +68,7 @@ def log_softmax_ref(x, axis, mask):
     return np.where(keep, x - np.log(np.where(s > 0, s, 1.0)), 0.0)
 
 
-def cross_entropy_ref(x, targets, ignore_index=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy_ref(x, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0):
     logp = x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
     nll = -np.take_along_axis(logp, targets[..., None], axis=-1)[..., 0]
     loss = (1 - label_smoothing) * nll - label_smoothing * logp.mean(axis=-1)

@@ -6,14 +6,11 @@ import numpy as np
 
 
 def check_rng(who: str, rng) -> None:
-    """Raise ``TypeError`` naming ``who`` unless ``rng`` is an ``np.random.Generator``."""
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{who}: rng must be an np.random.Generator (e.g. "
-                        f"np.random.default_rng(0)), got {rng!r}")
+        raise TypeError(f"{who}: rng must be an np.random.Generator (np.random.default_rng(0)), got {rng!r}")
 
 
 def generator(who: str, rng) -> np.random.Generator:
-    """``rng``, checked, or a fresh unseeded Generator when it is None."""
     if rng is None:
         return np.random.default_rng()
     check_rng(who, rng)

@@ -113,8 +113,7 @@ def _attributes(module):
 
 def check_sizes(who: str, **sizes) -> None:
     """Refuse layer sizes that are not positive ints (0 would give an empty layer, or 1/√0)."""
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0
-               for n in sizes.values()):
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes.values()):
         raise ValueError(f"{who}: {' and '.join(sizes)} must be positive integers, got "
                          + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
 

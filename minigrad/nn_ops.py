@@ -9,6 +9,7 @@ import numpy as np
 
 import minigrad.ops as ops
 from minigrad.catalogue import erf
+from minigrad.checks import mismatch
 from minigrad.coerce import as_tensor
 from minigrad.engine import Tensor
 
@@ -50,7 +51,6 @@ def check_layer_norm(x: Tensor, weight, bias, eps: float) -> None:
         raise ValueError(f"layer_norm: input {x.shape} needs a last axis D of length >= 1")
     for role, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.shape != x.shape[-1:]:
-            raise ValueError(f"layer_norm: {role} {p.shape} does not fit input {x.shape}: "
-                             f"expected ({x.shape[-1]},)")
+            raise mismatch("layer_norm", role, p.shape, "input", x.shape, why=f"do not fit (expects {x.shape[-1:]})")
     if not eps > 0:  # written so that NaN fails too
         raise ValueError(f"layer_norm: eps must be > 0, got {eps}")

@@ -1,9 +1,6 @@
 """Primitive ops: arithmetic, elementwise functions, reductions (with the one stable log-softmax
-on arrays) and matmul. The ops no model uses are in ``catalogue.py``.
-
-Each op computes ``out`` with NumPy and defines ``vjp(xp, g, out, *inputs)``, returning
-dL/d input for each input given g = dL/d out, on arrays or, under ``create_graph``, on Tensors
-(``xp.py``). A VJP may return a gradient in the broadcast shape: the engine sums it back.
+on arrays) and matmul. The ops no model uses are in ``catalogue.py``. Each computes ``out`` with
+NumPy and defines its ``vjp(xp, g, out, *inputs)`` (``engine.py``).
 """
 from __future__ import annotations
 
@@ -11,13 +8,9 @@ import math
 
 import numpy as np
 
-from minigrad.checks import refuse_complex
+from minigrad.checks import mismatch
 from minigrad.coerce import as_tensor, check_not_empty, normalize_axes, pair, reduce_axes
-from minigrad.engine import Tensor
-
-
-def _broadcast_error(op, a, b):
-    return ValueError(f"{op}: operands could not be broadcast together: shapes {a.shape} and {b.shape}")
+from minigrad.engine import Tensor, refuse_complex
 
 
 def _bool_error(op, *tensors):
@@ -35,7 +28,7 @@ def _binary(op, fn, a, b, refuse_bool=all):
     try:
         return a, b, fn(a.data, b.data)
     except ValueError:
-        raise _broadcast_error(op, a, b) from None
+        raise mismatch(op, "a", a.shape, "b", b.shape, why="could not be broadcast together") from None
 
 
 def add(a, b) -> Tensor:
@@ -77,8 +70,7 @@ def _scalar_exponent(x, exponent):
     refuse_complex(exponent)
     p = np.asarray(exponent).item()
     if isinstance(p, int) and p < 0 and x.data.dtype.kind in "iu":
-        raise ValueError(f"pow: an integer tensor ({x.dtype}) to a negative integer power {p} "
-                         f"has no integer result: make the tensor or the exponent a float")
+        raise ValueError(f"pow: an integer tensor ({x.dtype}) to a negative integer power {p}: make one a float")
     return p
 
 
@@ -169,16 +161,6 @@ def relu(x) -> Tensor:
 
 # ---- reductions ---------------------------------------------------------------------------
 
-def _keep(g, axes, keepdims):
-    """Reinsert the reduced axes (sorted) into ``g``, so that it broadcasts against the input."""
-    if keepdims:
-        return g
-    shape = list(g.shape)
-    for a in axes:
-        shape.insert(a, 1)
-    return g.reshape(shape)
-
-
 def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     """Σ over ``axis``. Each input element gets the gradient of its sum."""
     x = as_tensor(x)
@@ -194,10 +176,9 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     axes = normalize_axes(axis, x.shape, "mean")
     check_not_empty("mean", x.shape, axes)
     n = math.prod([x.shape[a] for a in axes])
+    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))  # keepdims=True's shape
     out = x.data.sum(axis=axes, keepdims=keepdims) / n
-    def vjp(xp, g, out, x):
-        return (xp.broadcast_to(_keep(g, axes, keepdims) / n, x.shape),)
-    return Tensor._from_op(out, (x,), vjp, "mean")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.broadcast_to(g.reshape(kept) / n, x.shape),), "mean")
 
 
 def log_softmax_array(x: np.ndarray, axis=-1, mask=None) -> tuple:
@@ -238,7 +219,7 @@ def matmul(a, b) -> Tensor:
     try:
         out = a.data @ b.data
     except ValueError:
-        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} do not fit: a's last dim must be "
-                         f"b's {'second-to-last' if b.ndim > 1 else 'only'} dim, batch dims must "
-                         f"broadcast, and both need at least 1 dimension (use * for scalars)") from None
+        raise mismatch("matmul", "a", a.shape, "b", b.shape, why=f"do not fit: a's last dim must be b's "
+                       f"{'second-to-last' if b.ndim > 1 else 'only'} dim, batch dims must broadcast, "
+                       f"and both need at least 1 dimension (use * for scalars)") from None
     return Tensor._from_op(out, (a, b), _matmul_vjp(a.requires_grad, b.requires_grad), "matmul")

@@ -42,8 +42,7 @@ class Optimizer:
 def _state_array(who: str, state: dict, key: str, p: Tensor, i: int) -> np.ndarray:
     """``state[key]``, the state of parameter ``i``, of its shape, copied in its dtype."""
     if np.shape(state[key]) != p.shape:
-        raise ValueError(f"{who}.load_state_dict: {key} has shape {np.shape(state[key])}, "
-                         f"parameter {i} has {p.shape}")
+        raise ValueError(f"{who}.load_state_dict: {key} has shape {np.shape(state[key])}, parameter {i} has {p.shape}")
     return np.array(state[key], dtype=p.data.dtype)
 
 
@@ -75,8 +74,7 @@ class SGD(Optimizer):
         """Restore the velocities (a parameter never stepped with momentum has none)."""
         names = [f"velocity.{i}" for i in range(len(self.params))]
         if set(state) - set(names):
-            raise ValueError(f"SGD.load_state_dict: unexpected entries {sorted(set(state) - set(names))} "
-                             f"(expected some of velocity.0..velocity.{len(names) - 1})")
+            raise ValueError(f"SGD.load_state_dict: unexpected entries {sorted(set(state) - set(names))}")
         self.velocity = [_state_array("SGD", state, k, p, i) if k in state else None
                          for i, (k, p) in enumerate(zip(names, self.params))]
 
@@ -142,10 +140,9 @@ class Adam(Optimizer):
 
 
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
-    """Scale all gradients in place by min(1, max_norm / ‖g‖), ‖g‖ the ``norm_type``-norm of all
-    the gradients together (``math.inf``: the largest |g|), and return ‖g‖ as a 0-d Tensor, as
-    ``torch.nn.utils.clip_grad_norm_``. A non-finite ‖g‖ raises and changes nothing (PyTorch's
-    ``error_if_nonfinite=True``): scaling by max_norm / inf would ruin the next step silently."""
+    """Scale all gradients by min(1, max_norm / ‖g‖), ‖g‖ the ``norm_type``-norm of all of them
+    together, and return ‖g‖ (a 0-d Tensor), as ``torch.nn.utils.clip_grad_norm_``. A non-finite
+    ‖g‖ raises and changes nothing (PyTorch's ``error_if_nonfinite=True``)."""
     _number("clip_grad_norm_", "max_norm", max_norm, 0.0, low_open=True)
     p_norm = _number("clip_grad_norm_", "norm_type", norm_type, 0.0, low_open=True)
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
@@ -153,8 +150,6 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
     grads = [np.abs(np.ravel(p.grad)) for p in params]
     if p_norm == math.inf:
         total = max((float(g.max()) for g in grads if g.size), default=0.0)
-    elif p_norm == 2:
-        total = float(np.sqrt(sum(float(np.vdot(g, g)) for g in grads)))
     else:
         total = float(sum(float((g ** p_norm).sum()) for g in grads) ** (1.0 / p_norm))
     if not math.isfinite(total):

@@ -1,8 +1,5 @@
 """Ops that move, select or combine elements without arithmetic (the others: ``catalogue.py``).
-
-Their VJPs route the gradient back to where each element came from: a reshape is undone by
-reshaping, a transpose by the inverse permutation, a selection by scattering (adding) the
-gradient into zeros of the input's shape, and a scatter by selecting.
+Their VJPs route the gradient back to where each element came from.
 """
 from __future__ import annotations
 
@@ -10,6 +7,7 @@ import itertools
 
 import numpy as np
 
+from minigrad.checks import mismatch
 from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis, pair,
                              reduce_axes)
 from minigrad.engine import Tensor
@@ -25,8 +23,8 @@ def reshape(x, shape) -> Tensor:
     try:
         out = x.data.reshape(shape)
     except ValueError:
-        raise ValueError(f"reshape: cannot reshape a tensor of shape {x.shape} ({x.size} "
-                         f"elements) into shape {tuple(np.atleast_1d(shape).tolist())}") from None
+        raise ValueError(f"reshape: cannot reshape {x.shape} ({x.size} elements) into "
+                         f"{tuple(np.atleast_1d(shape).tolist())}") from None
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "reshape")
 
 
@@ -37,8 +35,7 @@ def transpose(x, axes=None) -> Tensor:
         axes = tuple(range(x.ndim))[::-1]
     axes = tuple(normalize_axis(a, x.shape, "transpose") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
-        raise ValueError(f"transpose: axes {axes} are not a permutation of the {x.ndim} "
-                         f"axes of a tensor of shape {x.shape}")
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the axes of shape {x.shape}")
     inverse = tuple(np.argsort(axes).tolist())
     return Tensor._from_op(x.data.transpose(axes), (x,), lambda xp, g, out, x: (g.transpose(inverse),),
                            "transpose")
@@ -82,17 +79,16 @@ def broadcast_to(x, shape) -> Tensor:
 
 
 def concatenate(tensors, axis: int = 0) -> Tensor:
-    """Join along an existing axis. The VJP splits the gradient at the same boundaries."""
+    """Join along an existing axis. The VJP slices the gradient at the same boundaries."""
     tensors = as_tensors("concatenate", tensors)
     axis = normalize_axis(axis, tensors[0].shape, "concatenate")
     try:
         out = np.concatenate([t.data for t in tensors], axis=axis)
     except ValueError:
-        raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} do not match "
-                         f"outside axis {axis}") from None
-    bounds = list(itertools.accumulate(t.shape[axis] for t in tensors))[:-1]  # where each ends
-    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(xp.split(g, bounds, axis)),
-                           "concatenate")
+        raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} differ outside axis {axis}") from None
+    ends = itertools.accumulate(t.shape[axis] for t in tensors)
+    pieces = [(slice(None),) * axis + (slice(end - t.shape[axis], end),) for t, end in zip(tensors, ends)]
+    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(g[p] for p in pieces), "concatenate")
 
 
 def stack(tensors, axis: int = 0) -> Tensor:
@@ -103,7 +99,8 @@ def stack(tensors, axis: int = 0) -> Tensor:
         out = np.stack([t.data for t in tensors], axis=axis)
     except ValueError:
         raise ValueError(f"stack: all shapes must be equal, got {[t.shape for t in tensors]}") from None
-    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(xp.unstack(g, axis)), "stack")
+    pieces = [(slice(None),) * axis + (i,) for i in range(len(tensors))]
+    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(g[p] for p in pieces), "stack")
 
 
 def _split_bounds(shape, axis, k) -> list:
@@ -165,8 +162,8 @@ def where(condition, a, b) -> Tensor:
     try:
         out = np.where(cond, a.data, b.data)
     except ValueError:
-        raise ValueError(f"where: condition {cond.shape}, a {a.shape} and b {b.shape} "
-                         f"could not be broadcast together") from None
+        raise mismatch("where", "condition", cond.shape, "a", a.shape, "b", b.shape,
+                       why="could not be broadcast together") from None
     return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (xp.where(cond, g, 0), xp.where(cond, 0, g)),
                            "where")
 
@@ -178,7 +175,6 @@ def masked_fill(x, mask, value: float) -> Tensor:
     try:
         mask = np.broadcast_to(mask, x.shape)
     except ValueError:
-        raise ValueError(f"masked_fill: mask of shape {mask.shape} does not broadcast to the "
-                         f"tensor's shape {x.shape}") from None
+        raise mismatch("masked_fill", "mask", mask.shape, "tensor", x.shape, why="do not broadcast") from None
     out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(mask, 0, g),), "masked_fill")

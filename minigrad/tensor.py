@@ -20,16 +20,14 @@ def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
 
 
 def backward(self, grad=None, retain_graph: bool | None = None, create_graph: bool = False):
-    """Accumulate ∂self/∂leaf into every leaf's ``.grad``; ``grad`` seeds a non-scalar self.
-    ``create_graph=True`` records the backward pass too (each ``.grad`` is then a Tensor)."""
+    """∂self/∂leaf into each leaf's ``.grad`` (``grad``: the seed); ``create_graph``: recorded."""
     seed = initial_gradient(self, grad, create_graph)  # ∂self/∂self: 1, or the grad given
     retain = create_graph if retain_graph is None else retain_graph
     run_backward([self], [seed], TENSORS if create_graph else ARRAYS, retain)
 
 
 def initial_gradient(t, g, create_graph: bool):
-    """∂t/∂t to start backward: ``g``, or 1 for a one-element ``t``; a Tensor under
-    ``create_graph`` (a Tensor ``g`` is kept, so results depend on it too)."""
+    """∂t/∂t: ``g``, or 1 for a one-element ``t``; under ``create_graph`` a Tensor."""
     if not t.requires_grad or (g is None and t.data.size != 1):
         checks.refuse_backward(t)
     if create_graph and isinstance(g, Tensor) and g.shape == t.shape and g.dtype == t.dtype:

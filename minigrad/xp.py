@@ -1,10 +1,7 @@
-"""The namespace ``xp`` a VJP computes with, in two executions.
-
-A VJP is written once, with operators, the methods ndarray and Tensor share, and ``xp``'s
-functions. ``ARRAYS`` (every ordinary ``backward()``): ndarrays and NumPy, nothing recorded.
-``TENSORS`` (``create_graph=True``): the inputs are Tensors and ``xp`` calls minigrad's ops, so
-the backward is recorded and can be differentiated again. ``xp.saved(array, recompute)`` is a
-value the forward saved: the array, or under ``create_graph`` ``recompute()``, differentiable.
+"""The namespace ``xp`` a VJP computes with: a VJP is written once, with operators, the methods
+ndarray and Tensor share (indexing too), and ``xp``'s functions, and runs on arrays (``ARRAYS``)
+or, recorded so it can be differentiated again, on Tensors (``TENSORS``, ``create_graph=True``).
+``xp.saved(array, recompute)``: a value the forward saved, or under ``create_graph`` recomputed.
 """
 from __future__ import annotations
 
@@ -39,8 +36,6 @@ class Arrays:
     einsum = staticmethod(np.einsum)
     scatter = staticmethod(scatter_array)
     nan_to_zero = staticmethod(_nan_to_zero_array)
-    split = staticmethod(np.split)
-    unstack = staticmethod(lambda g, axis: list(np.moveaxis(g, axis, 0)))
     saved = staticmethod(lambda array, recompute: array)
 
 
@@ -62,8 +57,6 @@ class Tensors:
     einsum = staticmethod(catalogue.einsum)
     scatter = staticmethod(shape_ops.scatter)
     nan_to_zero = staticmethod(lambda p: shape_ops.masked_fill(p, np.isnan(p.data), 0.0))
-    split = staticmethod(shape_ops.split)
-    unstack = staticmethod(lambda g, axis: [g[(slice(None),) * axis + (i,)] for i in range(g.shape[axis])])
     saved = staticmethod(lambda array, recompute: recompute())
 
 
@@ -75,9 +68,8 @@ def once_differentiable(vjp, op: str, instead: str):
     ``create_graph``, naming ``instead``, the composed version."""
     def wrapped(xp, g, out, *inputs):
         if xp is not ARRAYS:
-            raise RuntimeError(f"op '{op}' can be differentiated only once (its backward is a "
-                               f"fused NumPy kernel), so create_graph=True cannot record it: "
-                               f"for higher-order gradients use {instead}")
+            raise RuntimeError(f"op '{op}' can be differentiated only once (a fused NumPy kernel), so "
+                               f"create_graph=True cannot record it: for higher-order gradients use {instead}")
         return vjp(g)
     return wrapped
 

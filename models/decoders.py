@@ -20,12 +20,12 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F, init
-from minigrad.nn import Embedding, Linear, Module, check_sizes
+from minigrad.nn import Embedding, Linear, Module
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore)
-from models.encoder import Encoded
-from models.recurrent import GRUCell
+from models.checks import check_choice
+from models.recurrent import Encoded, GRUCell
 
 SCORES = ("additive", "dot", "general", "concat", "scaled-dot")
 
@@ -42,8 +42,7 @@ def make_score(kind: str, query_dim: int, key_dim: int, attn_dim: int,
               "concat": lambda: ConcatScore(query_dim, key_dim, attn_dim, rng=rng, dtype=dtype),
               "general": lambda: GeneralScore(query_dim, key_dim, rng=rng, dtype=dtype),
               "dot": DotScore, "scaled-dot": ScaledDotScore}
-    if kind not in scores:
-        raise ValueError(f"unknown score {kind!r}; choose from {SCORES}")
+    check_choice("make_score", "kind", kind, SCORES)
     return scores[kind]()
 
 
@@ -117,8 +116,6 @@ class PlainDecoder(Decoder):
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
                  reset_after: bool = True, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        check_sizes("PlainDecoder", vocab_size=vocab_size, embed_dim=embed_dim,
-                    hidden_size=hidden_size, key_dim=key_dim)
         rng = init.generator("PlainDecoder", rng)
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)

@@ -1,4 +1,4 @@
-"""Greedy and beam-search decoding, batched, with each example's alignment matrix.
+"""Beam-search decoding (greedy is a beam of 1), batched, with each example's alignment matrix.
 
 Shape letters: B batch, K beam size, S source length, V target vocabulary, L decoded length.
 
@@ -18,8 +18,7 @@ import numpy as np
 
 import minigrad as mg
 
-from models.checks import check_source
-from models.encoder import Encoded
+from models.recurrent import Encoded
 from models.vocab import BOS, EOS, PAD
 
 
@@ -38,22 +37,17 @@ def length_penalty_gnmt(length, alpha: float):
     return ((5.0 + np.asarray(length, dtype=np.float64)) / 6.0) ** alpha
 
 
-def greedy(model, src, max_len: int = 32, src_mask=None) -> list:
-    """y_t = argmax_y p(y | y_<t, x) until EOS: beam search of width 1."""
-    return beam_search(model, src, 1, 0.0, max_len, src_mask)
-
-
 def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
                 src_mask=None, accept=None) -> list:
-    """The best hypothesis of each example, a ``Translation``. ``accept(ids) -> bool``, if
-    given, judges each final hypothesis (its ids up to EOS): the best accepted one wins."""
+    """The best hypothesis of each example, a ``Translation``, for ``src (B, S)`` and
+    ``src_mask`` as ``Seq2Seq.beam`` checked them. ``accept(ids) -> bool``, if given, judges
+    each final hypothesis (its ids up to EOS): the best accepted one wins."""
     if not all(isinstance(n, (int, np.integer)) and n >= 1 for n in (max_len, beam_size)):
         raise ValueError(f"decoding: max_len and beam_size must be positive ints, got "
                          f"max_len={max_len!r}, beam_size={beam_size!r}")
     if not (np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
         raise ValueError(f"decoding: length_penalty must be a finite number >= 0, "
                          f"got {length_penalty}")
-    src, src_mask = check_source(src, src_mask, model.config.src_vocab)
     V = model.decoder.out.weight.shape[0]
     B, K = src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)

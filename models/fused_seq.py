@@ -27,7 +27,7 @@ import numpy as np
 from minigrad.kernels import tanh_
 from minigrad.tensor import Tensor
 from minigrad.xp import once_differentiable
-from models.checks import check_ids
+from models.seq2seq import check_ids
 from models.fused import gru_backward, gru_forward
 
 CORE = "the core model (models.kernels.use_core)"

@@ -32,7 +32,7 @@ from minigrad.modes import mode
 from attention.kernels import KERNELS as ATTENTION_KERNELS
 from attention.scores import AdditiveScore, ConcatScore
 from models.decoders import BahdanauDecoder, PlainDecoder
-from models.encoder import BiGRUEncoder, Encoded, annotate
+from models.recurrent import BiGRUEncoder, Encoded, annotate
 from models.fused import gru_step
 from models.fused_seq import bahdanau_sequence, bahdanau_step, bigru_sequence, exp_2k, one_hot
 from models.luong import LuongDecoder

@@ -1,16 +1,36 @@
-"""Recurrent cells with ``torch.nn.GRUCell`` / ``torch.nn.LSTMCell``'s equations, calls
-(``h = gru(x, h)``, ``h, c = lstm(x, (h, c))``; a state left out is zeros), parameter names and
-layout (rows r | z | n, and i | f | g | o), composed from minigrad ops. Shape letters: B batch,
-I input size, H hidden size. A call is ``step(W_ih x + b_ih, state)``: a caller that has the
-input projection already runs ``step`` alone (the kernels in ``models/kernels.py`` do).
+"""The recurrent cells and the bidirectional encoder built from them.
+
+The cells have ``torch.nn.GRUCell`` / ``torch.nn.LSTMCell``'s equations, calls
+(``h = gru(x, h)``, ``h, c = lstm(x, (h, c))``; a state left out is zeros), parameter names
+and layout (rows r | z | n, and i | f | g | o), composed from minigrad ops. A call is
+``step(W_ih x + b_ih, state)``: a caller that has the input projection already runs ``step``
+alone (the kernels in ``models/kernels.py`` do).
+
+The encoder is Bahdanau et al.'s, padding-aware: each source position j gets an annotation
+h_j = [→h_j ; ←h_j] (B, S, 2H)::
+
+    →h_j = GRU(E x_j, →h_{j−1}),   ←h_j = GRU'(E x_j, ←h_{j+1}),   →h_0 = ←h_{S_b+1} = 0
+
+Positions count from 1 in the formulas, from 0 in the arrays: h_j is ``annotations[:, j − 1]``.
+Sources are right-padded; at padding each direction keeps its state, so the backward direction
+starts at each sequence's own last real token, and real positions see exactly what they would
+see without padding. Annotations at padding are zero.
+
+Shape letters: B batch, I input size, H hidden size (per direction), S source length,
+V source vocabulary, E embedding.
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F, init
-from minigrad.nn import Module, Parameter, check_sizes
+from minigrad.coerce import as_tensor
+from minigrad.nn import Embedding, Module, Parameter, check_sizes
+
+from models.vocab import PAD
 
 
 class GRUCell(Module):
@@ -33,23 +53,20 @@ class GRUCell(Module):
         _init_weights(self, 3, init.generator("GRUCell", rng), dtype)
 
     def forward(self, x, h=None) -> mg.Tensor:
-        h = _zeros(self, x) if h is None else h
-        _check(self, x, h)
-        return self.step(F.linear(x, self.weight_ih, self.bias_ih), h)  # gi = W_ih x + b_ih (B, 3H)
+        x, h = _check(self, x, _zeros(self, x) if h is None else h)
+        return self.step(F.linear_op(x, self.weight_ih, self.bias_ih), h)  # gi = W_ih x + b_ih
 
     def step(self, gi, h) -> mg.Tensor:
         """h' (B, H) from the projected input gi (B, 3H) and h (B, H)."""
         H, W, b = self.hidden_size, self.weight_hh, self.bias_hh
-        if self.reset_after:
-            gh = F.linear(h, W, b)                                   # (B, 3H) = W_hh h + b_hh
-        else:
-            gh = F.linear(h, W[:2 * H], b[:2 * H])                   # (B, 2H): r, z rows only
+        gh = F.linear_op(h, W, b)                                    # (B, 3H) = W_hh h + b_hh
         rz = mg.sigmoid(gi[:, :2 * H] + gh[:, :2 * H])               # (B, 2H): r | z
         r, z = rz[:, :H], rz[:, H:]                                  # (B, H) each
         if self.reset_after:
-            n = mg.tanh(gi[:, 2 * H:] + r * gh[:, 2 * H:])           # (B, H)
-        else:
-            n = mg.tanh(gi[:, 2 * H:] + F.linear(r * h, W[2 * H:], b[2 * H:]))  # (B, H)
+            hn = r * gh[:, 2 * H:]                                   # (B, H): r ⊙ (W_hn h + b_hn)
+        else:  # Cho: gh's n rows go unused
+            hn = F.linear_op(r * h, W[2 * H:], b[2 * H:])            # (B, H): W_hn (r ⊙ h) + b_hn
+        n = mg.tanh(gi[:, 2 * H:] + hn)                              # (B, H)
         return n + z * (h - n)                           # h' (B, H) = (1 − z) ⊙ n + z ⊙ h
 
 
@@ -71,14 +88,13 @@ class LSTMCell(Module):
         _init_weights(self, 4, init.generator("LSTMCell", rng), dtype)
 
     def forward(self, x, state: tuple | None = None) -> tuple:
-        state = (_zeros(self, x), _zeros(self, x)) if state is None else state
-        _check(self, x, state)
-        return self.step(F.linear(x, self.weight_ih, self.bias_ih), state)  # gi (B, 4H)
+        x, *state = _check(self, x, (_zeros(self, x),) * 2 if state is None else state)
+        return self.step(F.linear_op(x, self.weight_ih, self.bias_ih), state)  # gi (B, 4H)
 
     def step(self, gi, state: tuple) -> tuple:
         """(h', c'), each (B, H), from the projected input gi (B, 4H) and (h, c)."""
         (h, c), H = state, self.hidden_size
-        gates = gi + F.linear(h, self.weight_hh, self.bias_hh)   # (B, 4H)
+        gates = gi + F.linear_op(h, self.weight_hh, self.bias_hh)  # (B, 4H)
         sig = mg.sigmoid(gates)                                  # (B, 4H); its g block is unused
         i, f, o = sig[:, :H], sig[:, H:2 * H], sig[:, 3 * H:]    # (B, H) each
         g = mg.tanh(gates[:, 2 * H:3 * H])                       # (B, H)
@@ -100,14 +116,66 @@ def _zeros(cell, x) -> mg.Tensor:
     return mg.Tensor(np.zeros((x.shape[0], cell.hidden_size), dtype=cell.weight_hh.dtype))  # (B, H)
 
 
-def _check(cell, x, state) -> None:
-    """The state's form (h, or the tuple (h, c)) and x (B, I), each part (B, H)."""
+def _check(cell, x, state) -> tuple:
+    """x (B, I) and the state's parts (h, or the tuple (h, c)), each (B, H), as Tensors."""
     who, parts = type(cell).__name__, state if isinstance(state, tuple) else (state,)
     if isinstance(state, tuple) != (len(cell.parts) > 1) or len(parts) != len(cell.parts):
         want = "the tuple (h, c)" if len(cell.parts) > 1 else "h, one tensor (B, H)"
         got = f"a tuple of {len(state)}" if isinstance(state, tuple) else type(state).__name__
         raise TypeError(f"{who}: the state must be {want}, as in torch.nn.{who}; got {got}")
+    x, *parts = (as_tensor(t, cell.weight_hh) for t in (x, *parts))
     if [t.shape[-1] for t in (x, *parts)] != [cell.input_size] + [cell.hidden_size] * len(parts):
         got = ", ".join(f"{n} {tuple(t.shape)}" for n, t in zip(("x",) + cell.parts, (x, *parts)))
         raise ValueError(f"{who}: {got} do not fit input_size={cell.input_size}, "
                          f"hidden_size={cell.hidden_size}")
+    return (x, *parts)
+
+
+class Encoded(NamedTuple):
+    """What the encoder hands to a decoder."""
+    annotations: mg.Tensor  # (B, S, 2H), zero at padding
+    mask: np.ndarray        # (B, S) bool, True = real token
+    final: mg.Tensor        # (B, 2H): [→h_{S_b} ; ←h_1]
+
+
+class BiGRUEncoder(Module):
+    """Embedding (V, E) followed by a forward and a backward ``GRUCell(E, H)``."""
+
+    def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, reset_after: bool = True,
+                 rng: np.random.Generator | None = None, dtype=np.float64):
+        rng = init.generator("BiGRUEncoder", rng)
+        self.hidden_size = hidden_size
+        self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
+        self.forward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
+        self.backward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
+
+    def forward(self, src, mask=None, rng=None) -> Encoded:
+        """Ids ``src (B, S)`` and ``mask`` (None: src != PAD) as ``Seq2Seq`` checked them;
+        ``rng`` unused (every encoder is called alike)."""
+        mask = src != PAD if mask is None else mask                        # (B, S)
+        x = self.embedding(src)                                            # E x_j (B, S, E)
+        S = src.shape[1]
+        fwd = self.run(self.forward_cell, x, mask, range(S))               # S × →h_j (B, H)
+        bwd = self.run(self.backward_cell, x, mask, range(S - 1, -1, -1))  # S × ←h_j (B, H)
+        return annotate(fwd, bwd, mask)
+
+    def run(self, cell: GRUCell, x, mask, order) -> list:
+        """One direction over the positions in ``order``, the state held at padding."""
+        h = mg.Tensor(np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype))  # h_0 = 0 (B, H)
+        states = [None] * x.shape[1]
+        for j in order:
+            new = cell(x[:, j], h)                                         # (B, H)
+            real = mask[:, j]                                              # (B,)
+            h = new if real.all() else mg.where(real[:, None], new, h)     # held at padding
+            states[j] = h
+        return states
+
+
+def annotate(fwd: list, bwd: list, mask: np.ndarray) -> Encoded:
+    """Annotations from each direction's states by position, and the final [→h_{S_b} ; ←h_1]
+    (→h is held over the padding, so its last is →h_{S_b})."""
+    annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)], axis=2)  # (B, S, 2H)
+    if not mask.all():
+        annotations = mg.where(mask[:, :, None], annotations, 0.0)       # (B, S, 2H)
+    final = mg.concatenate([fwd[-1], bwd[0]], axis=1)                     # (B, 2H)
+    return Encoded(annotations, mask, final)

@@ -1,12 +1,15 @@
 """``Seq2Seq``: an encoder and a decoder built from a ``ModelConfig``, the loss, and decoding.
 
-Shape letters: B batch, S source length, T target length, V target vocabulary.
+Shape letters: B batch, S source length, T target length (L either), V target vocabulary.
 
 Sources ``x_1 .. x_{S−1}, EOS`` and targets ``y_1 .. y_{T−1}, EOS`` are right-padded ids with
 boolean masks (True = real; None: ids != PAD). The decoder reads ``BOS, y_1 .. y_{T−1}``. The
 loss is the mean cross-entropy over the real target tokens::
 
     L = −(1 / Σ_b T_b) Σ_b Σ_{t ≤ T_b} log p(y_bt | y_b,<t, x_b)
+
+The entry points (``forward``, ``loss``, ``greedy``, ``beam``) check their input once, with
+errors that name the role; what they call takes it as checked.
 """
 from __future__ import annotations
 
@@ -16,14 +19,63 @@ import minigrad as mg
 from minigrad import functional as F, init
 from minigrad.nn import Module
 
-from models.checks import check_mask, check_source, check_targets
 from models.config import DTYPES, ModelConfig
 from models.decoders import BahdanauDecoder, PlainDecoder
-from models.decoding import beam_search, greedy
-from models.encoder import BiGRUEncoder
+from models.decoding import beam_search
 from models.luong import LuongDecoder
+from models.recurrent import BiGRUEncoder
 from models.transformer import TransformerDecoder, TransformerEncoder
 from models.vocab import BOS, PAD
+
+
+def check_ids(ids, vocab: int, role: str) -> np.ndarray:
+    """``ids`` as an array, every id in 0 .. vocab − 1."""
+    ids = np.asarray(ids)
+    if ids.size and (ids.min() < 0 or ids.max() >= vocab):
+        bad = ids[(ids < 0) | (ids >= vocab)][0]
+        raise ValueError(f"{role}: token id {bad} is out of range for a vocabulary of {vocab}")
+    return ids
+
+
+def check_mask(ids: np.ndarray, mask, role: str) -> np.ndarray:
+    """``mask`` as booleans (B, L) of the shape of ``ids``; None: ids != PAD."""
+    mask = ids != PAD if mask is None else np.asarray(mask, dtype=bool)  # (B, L)
+    if mask.shape != ids.shape:
+        raise ValueError(f"{role}: mask of shape {mask.shape} vs ids of shape {ids.shape}")
+    return mask
+
+
+def check_batch(ids, vocab: int | None, role: str, letter: str) -> np.ndarray:
+    """A non-empty batch of integer ids (B, L), in range when ``vocab`` is given."""
+    ids = np.asarray(ids)                                         # (B, L)
+    if ids.ndim != 2 or ids.dtype.kind not in "iu" or 0 in ids.shape:
+        raise ValueError(f"{role}: expected integer ids of shape (B, {letter}), non-empty, "
+                         f"got {ids.dtype} {ids.shape}")
+    return ids if vocab is None else check_ids(ids, vocab, role)
+
+
+def check_source(src, mask=None, vocab: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Ids (B, S) and their mask: right-padded, a real token first in every row."""
+    src = check_batch(src, vocab, "source", "S")                  # (B, S)
+    mask = check_mask(src, mask, "source")                        # (B, S)
+    if not mask[:, 0].all():
+        raise ValueError("source: every sequence needs at least one real token (mask[:, 0])")
+    if (mask[:, 1:] & ~mask[:, :-1]).any():
+        raise ValueError("source: padding must come after the real tokens (right-padding)")
+    return src, mask
+
+
+def check_targets(tgt, src: np.ndarray, vocab: int, teacher_forcing: float,
+                  rng) -> np.ndarray:
+    """Ids (B, T) for the sources (B, S), and teacher forcing in [0, 1] (below 1 with ``rng``)."""
+    tgt = check_batch(tgt, vocab, "targets", "T")                 # (B, T)
+    if tgt.shape[0] != src.shape[0]:
+        raise ValueError(f"targets: shape {tgt.shape} does not fit sources of shape {src.shape}")
+    if not 0 <= teacher_forcing <= 1:  # written so that NaN fails too
+        raise ValueError(f"Seq2Seq: teacher_forcing must be in [0, 1], got {teacher_forcing}")
+    if teacher_forcing < 1 and rng is None:
+        raise ValueError("Seq2Seq: teacher_forcing < 1 draws which inputs to replace: pass rng")
+    return tgt
 
 
 def decoder_inputs(tgt: np.ndarray) -> np.ndarray:
@@ -81,10 +133,11 @@ class Seq2Seq(Module):
         return masked_cross_entropy(logits, tgt, check_mask(np.asarray(tgt), tgt_mask, "targets"))
 
     def greedy(self, src, max_len: int = 32, src_mask=None) -> list:
-        """A ``Translation`` per example, the most likely token at every step."""
-        return greedy(self, src, max_len, src_mask)
+        """A ``Translation`` per example, the most likely token at every step: a beam of 1."""
+        return self.beam(src, 1, 0.0, max_len, src_mask)
 
     def beam(self, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
              src_mask=None, accept=None) -> list:
         """A ``Translation`` per example by beam search (``models/decoding.py``)."""
+        src, src_mask = check_source(src, src_mask, self.config.src_vocab)
         return beam_search(self, src, beam_size, length_penalty, max_len, src_mask, accept)

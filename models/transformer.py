@@ -25,7 +25,7 @@ from minigrad.nn import Embedding, LayerNorm, Linear, Module, check_sizes
 from attention.positional import LearnedPositions, SinusoidalPositions
 from models.checks import check_choice
 from models.decoders import Decoder
-from models.encoder import Encoded
+from models.recurrent import Encoded
 from models.transformer_layers import DecoderLayer, EncoderLayer
 from models.vocab import PAD
 

@@ -316,8 +316,8 @@ def rooms() -> str:
 
 # A path not yet within its budget may not grow: its ceiling is what it runs today, lowered as
 # it is cut. (Remove a path's entry when it fits its budget.)
-CEILING = {"backward_scenario": (168, 4), "gru_scenario": (275, 8),
-           "step_scenario": (754, 18), "core": 3993, "kernels": 962, "error share": 0.21}
+CEILING = {"gru_scenario": (243, 8),
+           "step_scenario": (738, 14), "core": 3893, "kernels": 962, "error share": 0.21}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.scenario.__name__ for p in PATHS])

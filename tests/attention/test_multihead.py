@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from attention import MultiHeadAttention, ScaledDotScore, attend, scaled_dot_product_attention
+from attention import (MultiHeadAttention, ScaledDotScore, attend, causal_mask,
+                       scaled_dot_product_attention)
 from minigrad.gradcheck import gradcheck, gradcheck_module
 
 
@@ -152,3 +153,12 @@ def test_sdpa_has_pytorchs_call_form_and_returns_the_output_only():
     with pytest.raises(ValueError, match=r"attn_mask \(2, 5\) does not broadcast to scores "
                                          r"\(B=2, T=3, S=5\) \(key padding \(B, S\) is \(2, 1, 5\)"):
         scaled_dot_product_attention(q, k, v, np.ones((2, 5), bool))
+
+
+def test_the_two_causal_alignments():
+    """top-left (PyTorch's is_causal): j ≤ t; bottom-right (a cached decoder's last T of S
+    positions): j ≤ t + S − T; the same for T = S."""
+    lower = np.tril(np.ones((3, 5), bool))
+    np.testing.assert_array_equal(causal_mask(3, 5, align="top-left"), lower)
+    np.testing.assert_array_equal(causal_mask(3, 5), np.tril(np.ones((3, 5), bool), k=2))
+    np.testing.assert_array_equal(causal_mask(4, align="top-left"), causal_mask(4))

@@ -184,8 +184,8 @@ def test_layers_need_positive_sizes():
 def test_linear_and_embedding_check_their_weights():
     with pytest.raises(ValueError, match=r"^linear: weight must be 2-D \(out, in\), got shape \(3,\)"):
         F.linear(t(2, 3), t(3))
-    with pytest.raises(ValueError, match=r"^linear: bias of shape \(3,\) does not fit weight of "
-                                         r"shape \(4, 3\) \(expects \(4,\)\)"):
+    with pytest.raises(ValueError, match=r"^linear: bias of shape \(3,\) and weight of "
+                                         r"shape \(4, 3\) do not fit \(expects \(4,\)\)"):
         F.linear(t(2, 3), t(4, 3), t(3))
     with pytest.raises(ValueError, match=r"^embedding: weight must be 2-D \(V, E\), got shape \(5,\)"):
         F.embedding(np.array([0, 1]), t(5))

@@ -18,7 +18,7 @@ from attention.read import read
 from minigrad.exercises import check_file, check_function, checker, find, report
 from minigrad.exercises.catalog_forward import EXERCISES
 from models.decoders import BahdanauDecoder, attention_context
-from models.encoder import Encoded
+from models.recurrent import Encoded
 from models.recurrent import GRUCell
 
 SOLUTIONS = Path(__file__).parent / "exercise_solutions"

@@ -116,8 +116,8 @@ def test_layer_norm_of_a_constant_row_is_zero_not_nan():
 
 
 @pytest.mark.parametrize("args, message", [
-    (dict(x=np.ones((2, 3)), weight=np.ones(4)), r"layer_norm: weight \(4,\) does not fit input \(2, 3\)"),
-    (dict(x=np.ones((2, 3)), bias=np.ones((1, 3))), r"layer_norm: bias \(1, 3\) does not fit"),
+    (dict(x=np.ones((2, 3)), weight=np.ones(4)), r"layer_norm: weight of shape \(4,\) and input of shape \(2, 3\) do not fit"),
+    (dict(x=np.ones((2, 3)), bias=np.ones((1, 3))), r"layer_norm: bias of shape \(1, 3\) and input"),
     (dict(x=np.ones((2, 0))), r"layer_norm: input \(2, 0\) needs a last axis"),
     (dict(x=np.ones(3), eps=0.0), r"layer_norm: eps must be > 0"),
 ])

@@ -16,7 +16,7 @@ from attention.positional import LearnedPositions, SinusoidalPositions
 from attention.scores import AdditiveScore, ConcatScore, GeneralScore
 from minigrad.nn import Embedding, LayerNorm, Linear
 from models.decoders import BahdanauDecoder, PlainDecoder
-from models.encoder import BiGRUEncoder
+from models.recurrent import BiGRUEncoder
 from models.luong import LuongDecoder
 from models.recurrent import GRUCell, LSTMCell
 from models.transformer import TransformerDecoder, TransformerEncoder

@@ -8,7 +8,7 @@ from hypothesis import given, strategies as st
 import minigrad as mg
 from minigrad.gradcheck import gradcheck
 from models.vocab import PAD
-from models.encoder import BiGRUEncoder
+from models.recurrent import BiGRUEncoder
 from model_helpers import batch, random_batch, tiny_model
 
 V, E, H = 11, 4, 3

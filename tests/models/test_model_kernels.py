@@ -14,7 +14,7 @@ from minigrad.gradcheck import gradcheck
 from minigrad.kernels import KERNELS as MINIGRAD_KERNELS, swap
 from minigrad.nn import LayerNorm
 from models.decoders import BahdanauDecoder, PlainDecoder
-from models.encoder import BiGRUEncoder
+from models.recurrent import BiGRUEncoder
 from models.fused import gru_step
 from models.transformer_layers import FeedForward
 from models.kernels import (ALL_KERNELS, KERNELS, FastBahdanauDecoder, FastBiGRUEncoder,

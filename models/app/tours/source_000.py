@@ -26,7 +26,7 @@ from attention.read import read
 from attention.scores import AdditiveScore, DotScore, ScaledDotScore
 from models.app.tours.book import _, check, note, section, show, try_it
 from models.decoders import BahdanauDecoder
-from models.encoder import BiGRUEncoder
+from models.recurrent import BiGRUEncoder
 
 # %% [markdown]
 # ## 一、歷史背景:一個翻譯工程問題引發的革命

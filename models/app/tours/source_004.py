@@ -27,7 +27,7 @@ from attention.read import attend, read, score_grad
 from attention.scores import DotScore, GeneralScore
 from models.app.tours.book import _, check, note, section, show, try_it
 from models.decoders import BahdanauDecoder
-from models.encoder import BiGRUEncoder
+from models.recurrent import BiGRUEncoder
 from models.recurrent import GRUCell
 from models.seq2seq import decoder_inputs, masked_cross_entropy
 
