@@ -31,11 +31,13 @@ def mismatch(op: str, *roles, why: str = "do not fit") -> ValueError:
     return ValueError(f"{op}: {', '.join(named[:-1])} and {named[-1]} {why}")
 
 
-def refuse_backward(t) -> None:
-    """Backward needs a tensor that requires grad, and a gradient for a non-scalar one."""
+def refuse_backward(t, seed) -> None:
+    """Backward needs a tensor that requires grad, and a gradient of its shape for a non-scalar."""
     if not t.requires_grad:
         raise RuntimeError("backward() on a tensor that does not require grad: no input of "
                            "its graph has requires_grad=True (or it was made under no_grad())")
+    if seed.shape != t.shape:
+        raise ValueError(f"backward: grad has shape {seed.shape} but the tensor has shape {t.shape}")
     raise RuntimeError(f"backward() on a non-scalar tensor of shape {t.shape} needs a "
                        f"gradient: pass grad= (an array of that shape)")
 

@@ -24,6 +24,8 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
 def pair(a, b) -> tuple:
     """Two operands as Tensors by the dtype policy, the same whichever of them is a Tensor."""
     if isinstance(a, Tensor):
+        if isinstance(b, Tensor) and a.data.dtype is b.data.dtype:
+            return a, b  # the common case, decided by one identity test
         b = as_tensor(b, a)
         return as_tensor(a, b), b
     a = as_tensor(a, b if isinstance(b, Tensor) else None)

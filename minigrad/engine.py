@@ -113,14 +113,12 @@ def topological_order(roots) -> list:
 
 
 def unbroadcast(grad, shape: tuple, dtype, op: str = "?"):
-    """Sum ``grad`` back to ``shape``: the adjoint of broadcasting, which aligns shapes from
-    the right, prepends axes and stretches size-1 axes (each summed over here)."""
-    if grad.ndim > len(shape):
+    """Sum ``grad`` back to ``shape``: the adjoint of broadcasting (shapes aligned from the right)."""
+    if grad.shape != shape:  # sum the prepended axes, then the stretched ones
         grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
-    if grad.shape != shape:
         grad = grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
-    if grad.shape != shape:
-        checks.refuse_unbroadcast(grad, shape, op)
+        if grad.shape != shape:
+            checks.refuse_unbroadcast(grad, shape, op)
     return grad if grad.dtype == dtype else grad.astype(dtype)  # float32 stays float32
 
 

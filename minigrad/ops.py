@@ -23,7 +23,7 @@ def _bool_error(op, *tensors):
 
 def _binary(op, fn, a, b, refuse_bool=all):
     a, b = pair(a, b)  # bool operands are refused: NumPy's bool + bool is a logical or
-    if refuse_bool(t.data.dtype.kind == "b" for t in (a, b)):
+    if refuse_bool((a.data.dtype.kind == "b", b.data.dtype.kind == "b")):
         raise _bool_error(op, a, b)
     try:
         return a, b, fn(a.data, b.data)
@@ -165,9 +165,9 @@ def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     """Σ over ``axis``. Each input element gets the gradient of its sum."""
     x = as_tensor(x)
     axes = reduce_axes(axis, x.shape, "sum")
-    kept = tuple(1 if i in axes else n for i, n in enumerate(x.shape))  # keepdims=True's shape
-    out = x.data.sum(axis=axes, keepdims=keepdims)
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.broadcast_to(g.reshape(kept), x.shape),), "sum")
+    total = x.data.sum(axis=axes, keepdims=True)                        # the summed axes kept, as 1s
+    out = total if keepdims else total.squeeze(axes)
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.broadcast_to(g.reshape(total.shape), x.shape),), "sum")
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:

@@ -28,14 +28,12 @@ def backward(self, grad=None, retain_graph: bool | None = None, create_graph: bo
 
 def initial_gradient(t, g, create_graph: bool):
     """∂t/∂t: ``g``, or 1 for a one-element ``t``; under ``create_graph`` a Tensor."""
-    if not t.requires_grad or (g is None and t.data.size != 1):
-        checks.refuse_backward(t)
-    if create_graph and isinstance(g, Tensor) and g.shape == t.shape and g.dtype == t.dtype:
-        return g
-    g = np.ones_like(t.data) if g is None else np.asarray(_data(g), dtype=t.data.dtype)
-    if g.shape != t.shape:
-        raise ValueError(f"backward: grad has shape {g.shape} but the tensor has shape {t.shape}")
-    return Tensor(g) if create_graph else g
+    seed = np.ones_like(t.data) if g is None else np.asarray(_data(g), dtype=t.data.dtype)
+    if not t.requires_grad or (g is None and t.data.size != 1) or seed.shape != t.shape:
+        checks.refuse_backward(t, seed)
+    if create_graph and isinstance(g, Tensor) and g.dtype == t.dtype:
+        return g  # kept, so that the results depend on it too
+    return Tensor(seed) if create_graph else seed
 
 
 def _data(x):

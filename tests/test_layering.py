@@ -139,3 +139,14 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import(tmp_path
                  "if __name__ == '__main__':\n    import attention.read\n")
     assert imports_of(f) == {"minigrad.engine"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# ---- the core imports no tool ---------------------------------------------------------------
+
+def test_the_core_imports_no_tool():
+    """The core (``tests/test_reading_budget.py``'s room) names no module of the tools, the
+    kernels or the application in any import: a learner reads the core without them."""
+    from test_reading_budget import APPLICATION, CORE, KERNELS, TOOLS
+    outside = {module_name(ROOT / f) for f in TOOLS | KERNELS | APPLICATION}
+    found = [f"{f} imports {m}" for f in sorted(CORE) for m in imports_of(ROOT / f) if m in outside]
+    assert found == []

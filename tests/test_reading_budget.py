@@ -238,7 +238,7 @@ KERNELS = files_of("minigrad/kernels.py", "attention/kernels.py", "models/kernel
                    "models/fused*.py", "minigrad/runtime/*.py")
 TOOLS = files_of("minigrad/viz/**/*.py", "minigrad/draw/**/*.py", "minigrad/exercises/**/*.py",
                  "minigrad/gradcheck*.py", "minigrad/higher.py", "minigrad/i18n*.py",
-                 "minigrad/files.py", "minigrad/__main__.py")
+                 "minigrad/__main__.py")
 APPLICATION = files_of("models/app/**/*.py", "attention/demos/*.py", "attention/__main__.py",
                        "models/__main__.py")
 CATALOGUE = files_of("minigrad/catalogue.py")
@@ -316,8 +316,8 @@ def rooms() -> str:
 
 # A path not yet within its budget may not grow: its ceiling is what it runs today, lowered as
 # it is cut. (Remove a path's entry when it fits its budget.)
-CEILING = {"gru_scenario": (243, 8),
-           "step_scenario": (738, 14), "core": 3893, "kernels": 962, "error share": 0.21}
+CEILING = {"gru_scenario": (241, 8), "step_scenario": (736, 14), "core": 3939, "kernels": 962,
+           "error share": 0.21}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.scenario.__name__ for p in PATHS])
