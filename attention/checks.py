@@ -28,7 +28,8 @@ def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask", what: str =
     many axes as they have; with ``broadcast`` (PyTorch's) any that broadcasts, 2-D as (T, S)."""
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
     nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
-    fits = mask.ndim <= nd and all(m in (1, n) for m, n in zip(mask.shape[::-1], scores_shape[::-1]))
+    fits = mask.ndim <= nd and all(m in (1, n)
+                                   for m, n in zip(mask.shape[::-1], scores_shape[::-1]))
     if mask.dtype == bool and broadcast and fits:
         return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)   # (…, 1|T, S)
     if mask.dtype == bool and not broadcast and mask.shape == (B, S):

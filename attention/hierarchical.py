@@ -48,10 +48,11 @@ class HierarchicalAttention(Module):
         if mask.dtype != bool or mask.shape != (B, K, L):
             raise ValueError(f"HierarchicalAttention: mask must be boolean (B, K, L) = "
                              f"{(B, K, L)}, got {mask.dtype} {mask.shape}")
-        words, real = h.reshape(B * K, L, D), mask.reshape(B * K, L)          # (B·K, L, D), (B·K, L)
+        words, real = h.reshape(B * K, L, D), mask.reshape(B * K, L)         # (B·K, L, D), (B·K, L)
         check_masked("HierarchicalAttention", "words", words, real)
         u_w = broadcast_to(self.u_word, (B * K, D))                           # (B·K, D)
         s, alpha = self.word.step(u_w, words, mask=real)                      # (B·K, D), (B·K, L)
         u_s = broadcast_to(self.u_sentence, (B, D))                           # (B, D)
-        d, beta = self.sentence.step(u_s, s.reshape(B, K, D), mask=mask.any(axis=-1))  # (B, D), (B, K)
+        d, beta = self.sentence.step(u_s, s.reshape(B, K, D),
+                                     mask=mask.any(axis=-1))                  # (B, D), (B, K)
         return d, alpha.reshape(B, K, L), beta

@@ -65,7 +65,8 @@ class LocalAttention(Module):
         if self.predictive and position is not None:
             raise ValueError("LocalAttention: local-p predicts p_t; do not pass position")
         if self.predictive and query.shape[-1] != self.W_p.shape[1]:
-            raise ValueError(f"LocalAttention: query {shape_str(query.shape, 'BT'[:query.ndim - 1])}"
+            raise ValueError(f"LocalAttention: query "
+                             f"{shape_str(query.shape, 'BT'[:query.ndim - 1])}"
                              f" vs W_p expects {self.W_p.shape[1]}")
         if not self.predictive:
             position = check_position("LocalAttention", position, scores.shape)  # (B, [T])

@@ -3,7 +3,8 @@
 Shape letters: B batch, T queries, S keys, E embedding width, h heads, d = E / h head width.
 
     Attention(Q, K, V) = softmax(Q Kᵀ / √d) V
-    MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,   head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
+    MultiHead(Q, K, V) = Concat(head_1, …, head_h) W_o,
+    head_i = Attention(Q W_q^i, K W_k^i, V W_v^i)
 
 Masks: True = may be attended (PyTorch's ``key_padding_mask`` and ``attn_mask``, True = ignore,
 are refused). Attention dropout (§5.4): c_t = Σ_j dropout(α)_tj v_j while training.

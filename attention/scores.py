@@ -100,7 +100,8 @@ class AdditiveScore(Score):
                  dtype=np.float64):
         check_sizes("AdditiveScore", query_dim=query_dim, key_dim=key_dim, attn_dim=attn_dim)
         if activation not in ("tanh", None):
-            raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, got {activation!r}")
+            raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, got "
+                             f"{activation!r}")
         rng = init.generator("AdditiveScore", rng)
         self.activation = activation
         self.W_q = Parameter(init.uniform(rng, query_dim, (attn_dim, query_dim), dtype))
@@ -193,10 +194,11 @@ class GeneralScore(Score):
 
 
 class Attention(Module):
-    """``forward(query, keys, values=None, mask=None, projected=None, position=None, rng=None)
-    -> (context, weights)``: query (B, [T,] Dq), keys (B, S, Dk), values (B, S, Dv) (default:
-    the keys), mask True = may be attended; ``projected`` from ``project_keys(keys)``. Keys and
-    values at masked positions must be finite. Source 003 §6's options:
+    """Soft attention with a score:  e = score(q, h),  α = softmax(e / T),  c = Σ_j α_j v_j.
+    ``forward(query, keys, values=None, mask=None, ...) -> (context, weights)``: query (B, [T,] Dq),
+    keys (B, S, Dk), values (B, S, Dv) (default: the keys), mask True = may be attended; keys and
+    values at masked positions must be finite; ``projected`` from ``project_keys``. Options
+    (003 §6):
 
     * ``temperature`` T:  α = softmax(e / T), as ``masked_softmax``.
     * ``dropout`` p while training (needs ``rng``):  c = Σ_j α̃_j v_j,  α̃_j = α_j m_j / (1 − p),

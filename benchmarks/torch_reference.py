@@ -87,7 +87,7 @@ class TorchBahdanau(nn.Module):
 
     @torch.no_grad()
     def greedy(self, src, lengths, max_len):
-        """Greedy tokens (B, L), as ``models.decoding.greedy``: PAD and BOS never emitted,
+        """Greedy tokens (B, L), as ``Seq2Seq.greedy`` (a beam of one): PAD and BOS never emitted,
         stop when every row has produced EOS."""
         h, mask = self.encode(src, lengths)
         s, projected = self.start(h, mask)

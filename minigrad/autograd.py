@@ -24,7 +24,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad: {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
     if not all(o.requires_grad for o in outputs):
-        raise RuntimeError("grad: an output does not require grad (no input of its graph requires grad)")
+        raise RuntimeError("grad: an output does not require grad (no input of its graph requires "
+                           "grad)")
     if not all(i.requires_grad for i in inputs):
         raise ValueError("grad: every input must have requires_grad=True")
     seeds = [initial_gradient(o, g, create_graph) for o, g in zip(outputs, grad_outputs)]

@@ -16,8 +16,8 @@ import math
 import numpy as np
 
 from minigrad.checks import mismatch
-from minigrad.coerce import (as_tensor, check_not_empty, class_targets, normalize_axes, normalize_axis, pair,
-                             reduce_axes, softmax_axis)
+from minigrad.coerce import (as_tensor, check_not_empty, class_targets, normalize_axes,
+                             normalize_axis, pair, reduce_axes, softmax_axis)
 from minigrad.engine import Tensor
 from minigrad.ops import _bool_error, log_softmax_array, matmul, mul, power, relu, sigmoid
 from minigrad.shape_ops import getitem, reshape
@@ -107,7 +107,8 @@ def _pick(op, fn, a, b) -> Tensor:
     try:
         out = fn(a.data, b.data)
     except ValueError:
-        raise mismatch(op, "a", a.shape, "b", b.shape, why="could not be broadcast together") from None
+        raise mismatch(op, "a", a.shape, "b", b.shape,
+                       why="could not be broadcast together") from None
     if out.dtype.kind == "b":
         raise _bool_error(op, a, b)
     wa = ((fn(a.data, b.data) == a.data) * 1.0 - (a.data == b.data) * 0.5).astype(out.dtype)
@@ -143,7 +144,8 @@ def clip(x, lo=None, hi=None) -> Tensor:
 # ---- reductions ---------------------------------------------------------------------------
 
 def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
-    """log Σ e^x over ``axis``, stable (``ops.log_softmax_array``). d/dx_i = e^(x_i − out) = softmax(x)_i."""
+    """log Σ e^x over ``axis``, stable (``ops.log_softmax_array``).
+    d/dx_i = e^(x_i − out) = softmax(x)_i."""
     x = as_tensor(x)
     axes = reduce_axes(axis, x.shape, "logsumexp")
     check_not_empty("logsumexp", x.shape, axes)
@@ -217,7 +219,8 @@ def _centred_grad(x, g, axes, keepdims, n, ddof):
 
 def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     """Variance Σ (x − x̄)² / (n − ddof) over ``axis``, with NumPy's default ddof = 0
-    (PyTorch's default is the unbiased ddof = 1: pass ddof=1). d/dx_i = 2 (x_i − x̄) / (n − ddof)."""
+    (PyTorch's default is the unbiased ddof = 1: pass ddof=1).
+    d/dx_i = 2 (x_i − x̄) / (n − ddof)."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.shape, "var")
     out = np.var(x.data, axis=axes, ddof=ddof, keepdims=keepdims)
@@ -336,7 +339,8 @@ def einsum(subscripts: str, *operands) -> Tensor:
     """
     ops_ = [as_tensor(o) for o in operands]
     if ops_:
-        ops_ = [as_tensor(o, next((t for t in ops_ if t.data.dtype.kind == "f"), None)) for o in ops_]
+        ops_ = [as_tensor(o, next((t for t in ops_ if t.data.dtype.kind == "f"), None))
+                for o in ops_]
     ins, outs = _einsum_parse(subscripts, len(ops_))
     try:
         out = np.einsum(f"{','.join(ins)}->{outs}", *[t.data for t in ops_])
@@ -350,7 +354,8 @@ def einsum(subscripts: str, *operands) -> Tensor:
             rest = [t for j, t in enumerate(ins) if j != i]
             seen = set(outs).union(*rest)
             have = "".join(c for c in term if c in seen)
-            gi = xp.einsum(f"{','.join([outs] + rest)}->{have}", g, *[xs[j] for j in range(len(xs)) if j != i])
+            gi = xp.einsum(f"{','.join([outs] + rest)}->{have}", g,
+                           *[xs[j] for j in range(len(xs)) if j != i])
             gi = gi.reshape(tuple(n if c in seen else 1 for c, n in zip(term, x.shape)))
             grads.append(xp.broadcast_to(gi, x.shape))
         return tuple(grads)
@@ -395,7 +400,8 @@ def take_along_axis(x, indices, axis) -> Tensor:
         raise ValueError(f"take_along_axis: indices of shape {idx.shape} need as many axes as "
                          f"x of shape {x.shape}")
     index = tuple(idx if d == axis else
-                  np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1)) for d, n in enumerate(x.shape))
+                  np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1))
+                  for d, n in enumerate(x.shape))
     return getitem(x, index)
 
 
@@ -507,7 +513,8 @@ def reduce_loss(op, loss, keep, reduction):
     raise ValueError(f"{op}: reduction must be 'none', 'mean' or 'sum', got {reduction!r}")
 
 
-def nll_loss(log_probs, targets, ignore_index: int | None = -100, reduction: str = "mean") -> Tensor:
+def nll_loss(log_probs, targets, ignore_index: int | None = -100,
+             reduction: str = "mean") -> Tensor:
     """−log_probs[target] per position, reduced: PyTorch's ``nll_loss`` with the class axis
     last, ``log_probs`` (..., C) and integer ``targets`` (...). Composed: a gather, so the
     gradient is −g at each target. Ignored positions count 0 and are left out of the mean."""
@@ -524,7 +531,8 @@ def binary_cross_entropy(probs, targets, reduction: str = "mean") -> Tensor:
     p = as_tensor(probs)
     t = np.asarray(targets.data if isinstance(targets, Tensor) else targets, dtype=p.dtype)
     with np.errstate(divide="ignore"):
-        out = -(t * np.maximum(np.log(p.data), -100) + (1 - t) * np.maximum(np.log1p(-p.data), -100))
+        out = -(t * np.maximum(np.log(p.data), -100)
+                + (1 - t) * np.maximum(np.log1p(-p.data), -100))
     loss = Tensor._from_op(out, (p,), lambda xp, g, out, p: (
         g * (p - t) / xp.maximum(p * (1 - p), 1e-12),), "binary_cross_entropy")
     return reduce_loss("binary_cross_entropy", loss, None, reduction)

@@ -37,7 +37,8 @@ def refuse_backward(t, seed) -> None:
         raise RuntimeError("backward() on a tensor that does not require grad: no input of "
                            "its graph has requires_grad=True (or it was made under no_grad())")
     if seed.shape != t.shape:
-        raise ValueError(f"backward: grad has shape {seed.shape} but the tensor has shape {t.shape}")
+        raise ValueError(f"backward: grad has shape {seed.shape} but the tensor has shape "
+                         f"{t.shape}")
     raise RuntimeError(f"backward() on a non-scalar tensor of shape {t.shape} needs a "
                        f"gradient: pass grad= (an array of that shape)")
 

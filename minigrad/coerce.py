@@ -42,7 +42,8 @@ def as_tensors(op: str, items) -> list:
 
 
 def boolean_mask(op: str, role: str, mask) -> np.ndarray:
-    """``mask`` as a boolean array; anything else is refused (0/1 floats could mean either polarity)."""
+    """``mask`` as a boolean array; anything else is refused (0/1 floats could mean either
+    polarity)."""
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
     if mask.dtype != bool:
         raise ValueError(f"{op}: {role} must be boolean, got dtype {mask.dtype}")
@@ -90,16 +91,19 @@ def softmax_axis(op: str, x: Tensor, axis) -> int:
 def check_not_empty(op: str, shape: tuple, axes: tuple) -> None:
     """Refuse to reduce over zero elements: mean, max, logsumexp and softmax have no value there."""
     if any(shape[a] == 0 for a in axes):
-        raise ValueError(f"{op}: cannot reduce over zero elements (axis {axes} of a tensor of shape {shape})")
+        raise ValueError(f"{op}: cannot reduce over zero elements (axis {axes} of a tensor of "
+                         f"shape {shape})")
 
 
 def class_targets(op, scores, targets, ignore_index):
-    """The integer targets (...) of scores (..., C), checked, ignored ones read as 0; the kept mask."""
+    """The integer targets (...) of scores (..., C), checked, ignored ones read as 0; the kept
+    mask."""
     t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
     if t.dtype.kind not in "iu":
         raise ValueError(f"{op}: targets must be integers, got dtype {t.dtype}")
     if scores.ndim < 1 or t.shape != scores.shape[:-1]:
-        raise mismatch(op, "targets", t.shape, "input", scores.shape, why=f"do not fit (expects {scores.shape[:-1]})")
+        raise mismatch(op, "targets", t.shape, "input", scores.shape,
+                       why=f"do not fit (expects {scores.shape[:-1]})")
     keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
     t = np.where(keep, t, 0)
     bad = t[(t < 0) | (t >= scores.shape[-1])]

@@ -113,7 +113,7 @@ def topological_order(roots) -> list:
 
 
 def unbroadcast(grad, shape: tuple, dtype, op: str = "?"):
-    """Sum ``grad`` back to ``shape``: the adjoint of broadcasting (shapes aligned from the right)."""
+    """Sum ``grad`` back to ``shape``: broadcasting's adjoint (shapes aligned from the right)."""
     if grad.shape != shape:  # sum the prepended axes, then the stretched ones
         grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
         grad = grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad import nn_ops
-from minigrad.catalogue import (binary_cross_entropy, binary_cross_entropy_with_logits,  # noqa: F401
-                                elu, leaky_relu, nll_loss, silu, softplus, sparsemax)
+from minigrad.catalogue import (binary_cross_entropy,  # noqa: F401
+                                binary_cross_entropy_with_logits, elu, leaky_relu, nll_loss, silu,
+                                softplus, sparsemax)
 from minigrad.checks import mismatch
 from minigrad.coerce import as_tensor, boolean_mask, class_targets, softmax_axis
 from minigrad.engine import Tensor
@@ -22,7 +23,8 @@ def _check_linear(x, weight, bias) -> tuple:
     """``linear``'s x (..., in), float weight (out, in) and bias (out,) or None, as Tensors."""
     weight = as_tensor(weight)
     if weight.data.dtype.kind != "f":
-        raise TypeError(f"linear: weight must be a float tensor (an int one has no gradient), got {weight.dtype}")
+        raise TypeError(f"linear: weight must be a float tensor (an int one has no gradient), "
+                        f"got {weight.dtype}")
     if weight.data.ndim != 2:
         raise ValueError(f"linear: weight must be 2-D (out, in), got shape {weight.shape}")
     bias = None if bias is None else as_tensor(bias, weight)
@@ -66,24 +68,26 @@ def linear_op(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return Tensor._from_op(out, (x, weight) + (() if bias is None else (bias,)), vjp, "linear")
 
 
-def embedding_ids(input, weight: Tensor) -> np.ndarray:
+def check_embedding_ids(input, weight: Tensor) -> np.ndarray:
     """``embedding``'s integer ids, each a row of the 2-D weight (V, E)."""
     ids = np.asarray(input.data if isinstance(input, Tensor) else input)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"embedding: input must be integer ids, got dtype {ids.dtype}" + (
-            " (the order is embedding(input, weight), ids first, as PyTorch)" if weight.data.dtype.kind in "iu" else ""))
+            " (the order is embedding(input, weight), ids first, as PyTorch)"
+            if weight.data.dtype.kind in "iu" else ""))
     if weight.data.ndim != 2:
         raise ValueError(f"embedding: weight must be 2-D (V, E), got shape {weight.shape}")
     bad = ids[(ids < 0) | (ids >= len(weight.data))]
     if bad.size:
-        raise ValueError(f"embedding: id {bad[0]} is out of range for a table of {len(weight.data)} rows")
+        raise ValueError(f"embedding: id {bad[0]} is out of range for a table of "
+                         f"{len(weight.data)} rows")
     return ids
 
 
 def embedding(input, weight) -> Tensor:
     """Rows of ``weight (V, E)`` picked by the integer ids ``input (...)`` → (..., E)."""
     weight = as_tensor(weight)
-    return embedding_op(embedding_ids(input, weight), weight)
+    return embedding_op(check_embedding_ids(input, weight), weight)
 
 
 def embedding_op(ids: np.ndarray, weight: Tensor) -> Tensor:
@@ -97,7 +101,8 @@ def _check_dropout(p, training, rng) -> None:
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     if not isinstance(training, (bool, np.bool_)):
-        raise TypeError(f"dropout: training must be a bool, got {type(training).__name__} (rng is keyword-only)")
+        raise TypeError(f"dropout: training must be a bool, got {type(training).__name__} "
+                        f"(rng is keyword-only)")
     if rng is not None:
         check_rng("dropout", rng)
     elif training and p != 0:
@@ -120,7 +125,8 @@ def dropout(input, p: float = 0.5, training: bool = True, *,
 # ---- softmax and cross-entropy -----------------------------------------------------------------
 
 def _check_axis_mask(op, x, axis, mask=None) -> tuple:
-    """The softmax axis (``softmax_axis``) and the boolean mask (True = keep) or None, broadcasting to x."""
+    """The softmax axis (``softmax_axis``) and the boolean mask (True = keep) or None,
+    broadcasting to x."""
     axis = softmax_axis(op, x, axis)
     if mask is None:
         return axis, None
@@ -131,7 +137,8 @@ def _check_axis_mask(op, x, axis, mask=None) -> tuple:
 
 
 def softmax_array(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
-    """exp(log softmax(x)) on arrays: exactly 0 where ``mask`` is False, a row with nothing kept all 0."""
+    """exp(log softmax(x)) on arrays: exactly 0 where ``mask`` is False, a row with nothing kept
+    all 0."""
     return np.exp(log_softmax_array(x, axis, mask)[0])
 
 
@@ -173,7 +180,8 @@ def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tup
     under "mean" over the n kept, 1 otherwise, 0 if ignored."""
     logits = as_tensor(logits)
     if logits.data.dtype.kind != "f":  # integer logits would be truncated to an integer loss
-        raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} (logits.astype(float))")
+        raise ValueError(f"cross_entropy: logits must be floating, got dtype {logits.dtype} "
+                         f"(logits.astype(float))")
     if reduction not in ("none", "mean", "sum") or not 0 <= eps <= 1:
         raise ValueError(f"cross_entropy: reduction must be 'none', 'mean' or 'sum' and "
                          f"label_smoothing in [0, 1], got {reduction!r} and {eps}")
@@ -184,10 +192,10 @@ def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tup
     return logits, q, (keep.reshape(-1) / n).astype(logits.dtype)
 
 
-def cross_entropy(logits, targets, ignore_index=-100, reduction="mean", label_smoothing=0.0) -> Tensor:
-    """ℓ = −Σ_c q_c log softmax(logits)_c, q = (1 − ε) onehot(target) + ε / C, for logits (..., C)
-    and integer targets (...), those equal to ``ignore_index`` (PyTorch's -100; None: none) left
-    out, averaged over the others (or summed, or "none"). VJP: (softmax(logits) − q) · g / n."""
+def cross_entropy(logits, targets, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0) -> Tensor:
+    """ℓ = −Σ_c q_c log softmax(logits)_c, q = (1 − ε) onehot(y) + ε / C; logits (..., C), targets
+    y (...) but ``ignore_index`` (-100; None: none); mean, "sum" or "none". VJP: (softmax − q) g."""
     logits, q, w = _cross_entropy_targets(logits, targets, ignore_index, reduction, label_smoothing)
     logp = log_softmax_array(logits.data.reshape(q.shape))[0]            # (N, C)
     loss = -(np.where(q > 0, logp, 0) * q).sum(axis=-1) * w              # (N,)

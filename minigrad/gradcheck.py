@@ -128,7 +128,8 @@ def _errors(analytic: np.ndarray, numeric: np.ndarray, atol: float, rtol: float)
     return abs_err, rel_err, ~(abs_err <= atol + rtol * np.abs(numeric))
 
 
-def _failure(who, i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, atol, rtol) -> str:
+def _failure(who, i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad, atol,
+             rtol) -> str:
     """The message for input ``i``: the worst entry first, then the worst few.
 
     Entries are indexed ``lead + element``: ``lead`` is the projection number or the output
@@ -150,7 +151,8 @@ def _failure(who, i, shape, lead, what, analytic, numeric, abs_err, rel_err, bad
         return (f"{where}: analytic {analytic[ix]:.6e}, numeric {numeric[ix]:.6e}, "
                 f"abs error {abs_err[ix]:.2e}, rel error {rel_err[ix]:.2e}")
 
-    of = "the gradient" if who == "gradcheck" else "the second derivative (the gradient of the gradient)"
+    of = ("the gradient" if who == "gradcheck"
+          else "the second derivative (the gradient of the gradient)")
     lines = [f"{who}: {of} of input {i} (shape {shape}) is wrong at " + entry(flat[0]),
              f"  {int(bad.sum())} of {bad.size} entries fail |analytic - numeric| <= "
              f"atol + rtol*|numeric| (atol={atol:g}, rtol={rtol:g}); the worst:"]

@@ -7,7 +7,8 @@ import numpy as np
 
 def check_rng(who: str, rng) -> None:
     if not isinstance(rng, np.random.Generator):
-        raise TypeError(f"{who}: rng must be an np.random.Generator (np.random.default_rng(0)), got {rng!r}")
+        raise TypeError(f"{who}: rng must be an np.random.Generator (np.random.default_rng(0)), "
+                        f"got {rng!r}")
 
 
 def generator(who: str, rng) -> np.random.Generator:

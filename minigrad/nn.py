@@ -34,7 +34,8 @@ class Module:
         raise TypeError(f"{type(self).__name__} does not define forward()")
 
     def _walk(self, prefix: str = "", seen=None):
-        """``(dotted name, value)`` of each attribute, here and in the submodules (each visited once)."""
+        """``(dotted name, value)`` of each attribute, here and in the submodules (each visited
+        once)."""
         seen = set() if seen is None else seen
         seen.add(id(self))
         for name, value in _attributes(self):
@@ -59,12 +60,14 @@ class Module:
         return list(found.values())
 
     def __repr__(self) -> str:
-        """PyTorch's tree: settings, then each submodule indented; a leaf shows its parameters' shapes."""
+        """PyTorch's tree: settings, then each submodule indented; a leaf shows its parameters'
+        shapes."""
         children = [(n, v) for n, v in _attributes(self) if isinstance(v, Module)]
         settings = [f"{n}={v!r}" for n, v in vars(self).items()
                     if isinstance(v, (bool, int, float, str)) and not n.startswith("_")]
         if not children:
-            shapes = [f"{n}={tuple(v.shape)}" for n, v in _attributes(self) if isinstance(v, Parameter)]
+            shapes = [f"{n}={tuple(v.shape)}" for n, v in _attributes(self)
+                      if isinstance(v, Parameter)]
             return f"{type(self).__name__}({', '.join(settings + shapes)})"
         lines = [", ".join(settings)] if settings else []
         lines += [f"({n}): " + repr(m).replace("\n", "\n  ") for n, m in children]
@@ -87,12 +90,15 @@ class Module:
         return {name: p.data.copy() for name, p in self.named_parameters()}
 
     def load_state_dict(self, state: dict) -> None:
-        """Copy arrays into the parameters; nothing changes unless every name is there with its shape."""
+        """Copy arrays into the parameters; nothing changes unless every name is there with its
+        shape."""
         params = dict(self.named_parameters())
         problems = {"missing": sorted(set(params) - set(state)),
                     "unexpected": sorted(set(state) - set(params)),
-                    "wrong shape": [f"{k}: checkpoint {np.shape(state[k])} vs model {params[k].shape}"
-                                    for k in params if k in state and np.shape(state[k]) != params[k].shape]}
+                    "wrong shape": [f"{k}: checkpoint {np.shape(state[k])} vs model "
+                                    f"{params[k].shape}"
+                                    for k in params
+                                    if k in state and np.shape(state[k]) != params[k].shape]}
         if any(problems.values()):
             raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(
                 f"{kind}: {', '.join(names)}" for kind, names in problems.items() if names))
@@ -101,7 +107,8 @@ class Module:
 
 
 def _attributes(module):
-    """``(name, value)`` of each attribute, lists and tuples opened as ``name.i``, dicts as ``name.key``."""
+    """``(name, value)`` of each attribute, lists and tuples opened as ``name.i``, dicts as
+    ``name.key``."""
     for name, value in vars(module).items():
         if isinstance(value, (list, tuple)):
             yield from ((f"{name}.{i}", item) for i, item in enumerate(value))
@@ -113,7 +120,8 @@ def _attributes(module):
 
 def check_sizes(who: str, **sizes) -> None:
     """Refuse layer sizes that are not positive ints (0 would give an empty layer, or 1/√0)."""
-    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes.values()):
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0
+               for n in sizes.values()):
         raise ValueError(f"{who}: {' and '.join(sizes)} must be positive integers, got "
                          + ", ".join(f"{k}={v!r}" for k, v in sizes.items()))
 
@@ -146,11 +154,12 @@ class Embedding(Module):
         self.weight = Parameter(init.normal(rng, (num_embeddings, embedding_dim), dtype))
 
     def forward(self, ids):
-        return F.embedding_op(F.embedding_ids(ids, self.weight), self.weight)
+        return F.embedding_op(F.check_embedding_ids(ids, self.weight), self.weight)
 
 
 class LayerNorm(Module):
-    """``nn_ops.layer_norm`` over the last axis; ``weight`` γ starts at ones, ``bias`` β at zeros."""
+    """``nn_ops.layer_norm`` over the last axis; ``weight`` γ starts at ones, ``bias`` β at
+    zeros."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, dtype=np.float64):
         check_sizes("LayerNorm", normalized_shape=normalized_shape)

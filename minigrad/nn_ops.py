@@ -35,8 +35,9 @@ GELU_A = 0.044715
 
 
 def gelu(x, approximate: str = "tanh") -> Tensor:
-    """GELU(x) = x Φ(x), Φ(x) = ½ (1 + erf(x / √2)) (Hendrycks & Gimpel 2016): ``approximate="none"``;
-    the default "tanh", BERT's and GPT-2's, is ½ x (1 + tanh u), u = √(2/π) (x + 0.044715 x³)."""
+    """GELU(x) = x Φ(x), Φ(x) = ½ (1 + erf(x / √2)) (Hendrycks & Gimpel 2016):
+    ``approximate="none"``; the default "tanh", BERT's and GPT-2's, is ½ x (1 + tanh u),
+    u = √(2/π) (x + 0.044715 x³)."""
     x = as_tensor(x)
     if approximate == "tanh":
         return 0.5 * x * (1 + ops.tanh(GELU_C * (x + GELU_A * x ** 3)))
@@ -51,6 +52,7 @@ def check_layer_norm(x: Tensor, weight, bias, eps: float) -> None:
         raise ValueError(f"layer_norm: input {x.shape} needs a last axis D of length >= 1")
     for role, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.shape != x.shape[-1:]:
-            raise mismatch("layer_norm", role, p.shape, "input", x.shape, why=f"do not fit (expects {x.shape[-1:]})")
+            raise mismatch("layer_norm", role, p.shape, "input", x.shape,
+                           why=f"do not fit (expects {x.shape[-1:]})")
     if not eps > 0:  # written so that NaN fails too
         raise ValueError(f"layer_norm: eps must be > 0, got {eps}")

@@ -28,7 +28,7 @@ def _binary(op, fn, a, b, refuse_bool=all):
     try:
         return a, b, fn(a.data, b.data)
     except ValueError:
-        raise mismatch(op, "a", a.shape, "b", b.shape, why="could not be broadcast together") from None
+        raise mismatch(op, "a", a.shape, "b", b.shape, why="do not broadcast together") from None
 
 
 def add(a, b) -> Tensor:
@@ -64,13 +64,15 @@ def neg(x) -> Tensor:
 
 
 def _scalar_exponent(x, exponent):
-    """``pow``'s exponent as a Python number, refused for a bool x and an integer x to a negative int."""
+    """``pow``'s exponent as a Python number, refused for a bool x and an integer x to a negative
+    int."""
     if x.data.dtype.kind == "b":
         raise _bool_error("pow", x)
     refuse_complex(exponent)
     p = np.asarray(exponent).item()
     if isinstance(p, int) and p < 0 and x.data.dtype.kind in "iu":
-        raise ValueError(f"pow: an integer tensor ({x.dtype}) to a negative integer power {p}: make one a float")
+        raise ValueError(f"pow: an integer tensor ({x.dtype}) to a negative integer power {p}: "
+                         f"make one a float")
     return p
 
 
@@ -95,7 +97,8 @@ def power(x, y) -> Tensor:
     both_zero = zero_x & (y.data == 0)
     need_x, need_y = x.requires_grad, y.requires_grad
     def vjp(xp, g, out, x, y):
-        gx = xp.where(both_zero, 0, g * y * xp.power(x, xp.where(both_zero, 1, y - 1))) if need_x else None
+        gx = (xp.where(both_zero, 0, g * y * xp.power(x, xp.where(both_zero, 1, y - 1)))
+              if need_x else None)
         return gx, (g * out * xp.log(xp.where(zero_x, 1, x)) if need_y else None)
     return Tensor._from_op(out, (x, y), vjp, "pow")
 
@@ -140,7 +143,8 @@ def tanh(x) -> Tensor:
 
 
 def sigmoid_array(x: np.ndarray) -> np.ndarray:
-    """σ(x) = 1 / (1 + e^-x) without overflow: with e = e^-|x|, 1 / (1 + e) for x ≥ 0, e / (1 + e) else."""
+    """σ(x) = 1 / (1 + e^-x) without overflow: with e = e^-|x|, 1 / (1 + e) for x ≥ 0,
+    e / (1 + e) else."""
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1, e) / (1 + e)
 
@@ -165,9 +169,11 @@ def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     """Σ over ``axis``. Each input element gets the gradient of its sum."""
     x = as_tensor(x)
     axes = reduce_axes(axis, x.shape, "sum")
-    total = x.data.sum(axis=axes, keepdims=True)                        # the summed axes kept, as 1s
+    total = x.data.sum(axis=axes, keepdims=True)                       # the summed axes kept, as 1s
     out = total if keepdims else total.squeeze(axes)
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.broadcast_to(g.reshape(total.shape), x.shape),), "sum")
+    def vjp(xp, g, out, x):
+        return (xp.broadcast_to(g.reshape(total.shape), x.shape),)
+    return Tensor._from_op(out, (x,), vjp, "sum")
 
 
 def mean(x, axis=None, keepdims: bool = False) -> Tensor:
@@ -178,12 +184,15 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     n = math.prod([x.shape[a] for a in axes])
     kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))  # keepdims=True's shape
     out = x.data.sum(axis=axes, keepdims=keepdims) / n
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.broadcast_to(g.reshape(kept) / n, x.shape),), "mean")
+    def vjp(xp, g, out, x):
+        return (xp.broadcast_to(g.reshape(kept) / n, x.shape),)
+    return Tensor._from_op(out, (x,), vjp, "mean")
 
 
 def log_softmax_array(x: np.ndarray, axis=-1, mask=None) -> tuple:
     """(x − lse, lse) over ``axis``, lse = log Σ e^x = m + log Σ e^(x − m) with m = max x, so
-    nothing overflows. ``mask`` (True = keep) leaves entries out: −∞ there, lse = −∞ if none is kept."""
+    nothing overflows. ``mask`` (True = keep) leaves entries out: −∞ there, lse = −∞ if none is
+    kept."""
     x = x if mask is None else np.where(mask, x, -np.inf)
     m = x.max(axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # a row of −∞: no −∞ − (−∞) in x − m
@@ -196,7 +205,8 @@ def log_softmax_array(x: np.ndarray, axis=-1, mask=None) -> tuple:
 # ---- matmul ---------------------------------------------------------------------------------
 
 def _matmul_vjp(need_a: bool, need_b: bool):
-    """As (..., n, k) @ (..., k, m): ga = G Bᵀ, gb = Aᵀ G; a 1-D side gets an axis and loses it again."""
+    """As (..., n, k) @ (..., k, m): ga = G Bᵀ, gb = Aᵀ G; a 1-D side gets an axis and loses it
+    again."""
     def vjp(xp, g, out, A, B):
         if B.ndim == 1 and A.ndim > 1:  # a matrix-vector product: out_..i = Σ_k A_..ik B_k
             ga = g[..., None] * B if need_a else None                              # (..., n, k)
@@ -219,7 +229,9 @@ def matmul(a, b) -> Tensor:
     try:
         out = a.data @ b.data
     except ValueError:
-        raise mismatch("matmul", "a", a.shape, "b", b.shape, why=f"do not fit: a's last dim must be b's "
-                       f"{'second-to-last' if b.ndim > 1 else 'only'} dim, batch dims must broadcast, "
-                       f"and both need at least 1 dimension (use * for scalars)") from None
+        raise mismatch("matmul", "a", a.shape, "b", b.shape,
+                       why=f"do not fit: a's last dim must be b's "
+                       f"{'second-to-last' if b.ndim > 1 else 'only'} dim, batch dims must "
+                       f"broadcast, and both need at least 1 dimension (use * for "
+                       f"scalars)") from None
     return Tensor._from_op(out, (a, b), _matmul_vjp(a.requires_grad, b.requires_grad), "matmul")

@@ -13,7 +13,8 @@ from minigrad.engine import Tensor
 
 def _number(who: str, name: str, value, low: float, high: float = math.inf,
             low_open: bool = False, high_open: bool = False):
-    """``value`` if a real number in the interval (a NaN or negative lr would poison every update)."""
+    """``value`` if a real number in the interval (a NaN or negative lr would poison every
+    update)."""
     real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     v = float(value) if real else math.nan
     if not ((v > low if low_open else v >= low) and (v < high if high_open else v <= high)):
@@ -42,7 +43,8 @@ class Optimizer:
 def _state_array(who: str, state: dict, key: str, p: Tensor, i: int) -> np.ndarray:
     """``state[key]``, the state of parameter ``i``, of its shape, copied in its dtype."""
     if np.shape(state[key]) != p.shape:
-        raise ValueError(f"{who}.load_state_dict: {key} has shape {np.shape(state[key])}, parameter {i} has {p.shape}")
+        raise ValueError(f"{who}.load_state_dict: {key} has shape {np.shape(state[key])}, "
+                         f"parameter {i} has {p.shape}")
     return np.array(state[key], dtype=p.data.dtype)
 
 
@@ -74,7 +76,8 @@ class SGD(Optimizer):
         """Restore the velocities (a parameter never stepped with momentum has none)."""
         names = [f"velocity.{i}" for i in range(len(self.params))]
         if set(state) - set(names):
-            raise ValueError(f"SGD.load_state_dict: unexpected entries {sorted(set(state) - set(names))}")
+            raise ValueError(f"SGD.load_state_dict: unexpected entries "
+                             f"{sorted(set(state) - set(names))}")
         self.velocity = [_state_array("SGD", state, k, p, i) if k in state else None
                          for i, (k, p) in enumerate(zip(names, self.params))]
 
@@ -127,11 +130,13 @@ class Adam(Optimizer):
         n = len(self.params)
         need = {"t"} | {f"{k}.{i}" for i in range(n) for k in "mv"}
         if set(state) != need:
-            raise ValueError(f"Adam.load_state_dict: expected entries t, m.0..m.{n-1}, v.0..v.{n-1}; "
-                             f"missing {sorted(need - set(state))}, unexpected {sorted(set(state) - need)}")
+            raise ValueError(f"Adam.load_state_dict: expected entries t, m.0..m.{n-1}, "
+                             f"v.0..v.{n-1}; missing {sorted(need - set(state))}, "
+                             f"unexpected {sorted(set(state) - need)}")
         t = np.asarray(state["t"])
         if t.shape != () or t.dtype.kind not in "iu" or not 0 <= int(t) < 2 ** 62:
-            raise ValueError(f"Adam.load_state_dict: the step count t must be an int >= 0, got {t!r}")
+            raise ValueError(f"Adam.load_state_dict: the step count t must be an int >= 0, "
+                             f"got {t!r}")
         m = [_state_array("Adam", state, f"m.{i}", p, i) for i, p in enumerate(self.params)]
         v = [_state_array("Adam", state, f"v.{i}", p, i) for i, p in enumerate(self.params)]
         if not all(np.isfinite(a).all() for a in m + v) or not all((a >= 0).all() for a in v):
@@ -154,7 +159,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
         total = float(sum(float((g ** p_norm).sum()) for g in grads) ** (1.0 / p_norm))
     if not math.isfinite(total):
         raise FloatingPointError(f"clip_grad_norm_: the total gradient norm is {total}; the "
-                                 f"gradients were left unchanged (find the op with detect_anomaly())")
+                                 f"gradients were left unchanged (find the op with "
+                                 f"detect_anomaly())")
     coef = max_norm / (total + 1e-6)
     if coef < 1:
         for p in params:

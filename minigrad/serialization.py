@@ -20,7 +20,8 @@ def save(state: dict, path) -> None:
     for name, value in state.items():
         array = np.asarray(getattr(value, "data", value))
         if array.dtype.kind == "O":
-            raise TypeError(f"save: entry {name!r} is not numeric (dtype object): numbers only, never pickles")
+            raise TypeError(f"save: entry {name!r} is not numeric (dtype object): numbers only, "
+                            f"never pickles")
         arrays[name] = array
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
@@ -41,4 +42,5 @@ def load(path) -> dict:
         with np.load(path, allow_pickle=False) as archive:
             return {name: archive[name] for name in archive.files}
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
-        raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save ({e})") from None
+        raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save "
+                         f"({e})") from None

@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 
 from minigrad.checks import mismatch
-from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis, pair,
-                             reduce_axes)
+from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
+                             pair, reduce_axes)
 from minigrad.engine import Tensor
 
 
@@ -29,16 +29,17 @@ def reshape(x, shape) -> Tensor:
 
 
 def transpose(x, axes=None) -> Tensor:
-    """Permute axes (reverse them when ``axes`` is None); the VJP applies the inverse permutation."""
+    """Permute axes (reversed when ``axes`` is None); the VJP applies the inverse permutation."""
     x = as_tensor(x)
     if axes is None:
         axes = tuple(range(x.ndim))[::-1]
     axes = tuple(normalize_axis(a, x.shape, "transpose") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
-        raise ValueError(f"transpose: axes {axes} are not a permutation of the axes of shape {x.shape}")
+        raise ValueError(f"transpose: axes {axes} are not a permutation of the axes of shape "
+                         f"{x.shape}")
     inverse = tuple(np.argsort(axes).tolist())
-    return Tensor._from_op(x.data.transpose(axes), (x,), lambda xp, g, out, x: (g.transpose(inverse),),
-                           "transpose")
+    return Tensor._from_op(x.data.transpose(axes), (x,),
+                           lambda xp, g, out, x: (g.transpose(inverse),), "transpose")
 
 
 def swapaxes(x, axis1: int, axis2: int) -> Tensor:
@@ -52,7 +53,8 @@ def swapaxes(x, axis1: int, axis2: int) -> Tensor:
 def expand_dims(x, axis) -> Tensor:
     """Insert axes of size 1 (``axis`` counts the result's axes, as in NumPy)."""
     x = as_tensor(x)
-    axis = normalize_axes(axis, x.shape, "expand_dims", x.ndim + (1 if np.ndim(axis) == 0 else len(axis)))
+    axis = normalize_axes(axis, x.shape, "expand_dims",
+                          x.ndim + (1 if np.ndim(axis) == 0 else len(axis)))
     return Tensor._from_op(np.expand_dims(x.data, axis), (x,),
                            lambda xp, g, out, x: (g.reshape(x.shape),), "expand_dims")
 
@@ -74,33 +76,39 @@ def broadcast_to(x, shape) -> Tensor:
     try:
         out = np.broadcast_to(x.data, shape)
     except ValueError:
-        raise ValueError(f"broadcast_to: shape {x.shape} cannot be broadcast to {tuple(shape)}") from None
+        raise ValueError(f"broadcast_to: shape {x.shape} cannot be broadcast to "
+                         f"{tuple(shape)}") from None
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g,), "broadcast_to")
+
+
+def _join(op: str, fn, tensors: list, axis: int, rule: str) -> np.ndarray:
+    """``fn`` (np.concatenate or np.stack) of the tensors' data, or an error naming the shapes."""
+    try:
+        return fn([t.data for t in tensors], axis=axis)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {[t.shape for t in tensors]} {rule}") from None
 
 
 def concatenate(tensors, axis: int = 0) -> Tensor:
     """Join along an existing axis. The VJP slices the gradient at the same boundaries."""
     tensors = as_tensors("concatenate", tensors)
     axis = normalize_axis(axis, tensors[0].shape, "concatenate")
-    try:
-        out = np.concatenate([t.data for t in tensors], axis=axis)
-    except ValueError:
-        raise ValueError(f"concatenate: shapes {[t.shape for t in tensors]} differ outside axis {axis}") from None
+    out = _join("concatenate", np.concatenate, tensors, axis, f"differ outside axis {axis}")
     ends = itertools.accumulate(t.shape[axis] for t in tensors)
-    pieces = [(slice(None),) * axis + (slice(end - t.shape[axis], end),) for t, end in zip(tensors, ends)]
-    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(g[p] for p in pieces), "concatenate")
+    pieces = [(slice(None),) * axis + (slice(end - t.shape[axis], end),)
+              for t, end in zip(tensors, ends)]
+    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(g[p] for p in pieces),
+                           "concatenate")
 
 
 def stack(tensors, axis: int = 0) -> Tensor:
     """Join along a new axis. The VJP takes each slice of the gradient back."""
     tensors = as_tensors("stack", tensors)
     axis = normalize_axis(axis, tensors[0].shape, "stack", tensors[0].ndim + 1)
-    try:
-        out = np.stack([t.data for t in tensors], axis=axis)
-    except ValueError:
-        raise ValueError(f"stack: all shapes must be equal, got {[t.shape for t in tensors]}") from None
+    out = _join("stack", np.stack, tensors, axis, "must all be equal")
     pieces = [(slice(None),) * axis + (i,) for i in range(len(tensors))]
-    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(g[p] for p in pieces), "stack")
+    return Tensor._from_op(out, tuple(tensors), lambda xp, g, out, *xs: tuple(g[p] for p in pieces),
+                           "stack")
 
 
 def _split_bounds(shape, axis, k) -> list:
@@ -109,7 +117,8 @@ def _split_bounds(shape, axis, k) -> list:
     if np.ndim(k) != 0:
         return [0] + [min(int(i), n) for i in k] + [n]
     if int(k) <= 0 or n % int(k):
-        raise ValueError(f"split: axis {axis} of shape {shape} does not divide into {k} equal sections")
+        raise ValueError(f"split: axis {axis} of shape {shape} does not divide into {k} equal "
+                         f"sections")
     return [i * (n // int(k)) for i in range(int(k) + 1)]  # n = 0: k empty pieces, as NumPy
 
 
@@ -129,12 +138,15 @@ def getitem(x, index) -> Tensor:
     try:
         out = x.data[index]
     except IndexError as e:
-        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {x.shape}: {e}") from None
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.scatter(g, index, x.shape),), "getitem")
+        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {x.shape}: "
+                         f"{e}") from None
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.scatter(g, index, x.shape),),
+                           "getitem")
 
 
 def scatter(values, index, shape) -> Tensor:
-    """Zeros of ``shape`` with ``values`` added at ``index``: getitem's VJP, and its VJP is getitem."""
+    """Zeros of ``shape`` with ``values`` added at ``index``: getitem's VJP, and its VJP is
+    getitem."""
     values = as_tensor(values)
     try:
         out = scatter_array(values.data, index, tuple(shape))
@@ -145,7 +157,8 @@ def scatter(values, index, shape) -> Tensor:
 
 
 def scatter_array(values: np.ndarray, index, shape: tuple) -> np.ndarray:
-    """``scatter`` on arrays: an assignment for basic indices, ``np.add.at`` (repeats add up) otherwise."""
+    """``scatter`` on arrays: an assignment for basic indices, ``np.add.at`` (repeats add up)
+    otherwise."""
     out = np.zeros(shape, dtype=values.dtype)
     if all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
            for i in (index if isinstance(index, tuple) else (index,))):
@@ -164,7 +177,8 @@ def where(condition, a, b) -> Tensor:
     except ValueError:
         raise mismatch("where", "condition", cond.shape, "a", a.shape, "b", b.shape,
                        why="could not be broadcast together") from None
-    return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (xp.where(cond, g, 0), xp.where(cond, 0, g)),
+    return Tensor._from_op(out, (a, b),
+                           lambda xp, g, out, a, b: (xp.where(cond, g, 0), xp.where(cond, 0, g)),
                            "where")
 
 
@@ -175,6 +189,7 @@ def masked_fill(x, mask, value: float) -> Tensor:
     try:
         mask = np.broadcast_to(mask, x.shape)
     except ValueError:
-        raise mismatch("masked_fill", "mask", mask.shape, "tensor", x.shape, why="do not broadcast") from None
+        raise mismatch("masked_fill", "mask", mask.shape, "tensor", x.shape,
+                       why="do not broadcast") from None
     out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(mask, 0, g),), "masked_fill")

@@ -78,14 +78,14 @@ _ABSENT = object()  # a keyword not given (NumPy passes ``out=None`` explicitly)
 
 
 def _reduction(op):
-    """``t.sum(...)`` is the op ``ops.sum``; NumPy's ``np.sum(t)`` calls ``t.sum(axis=..., out=None)``
-    and gets NumPy's answer on t.data, with no graph (as ``np.asarray(t)``)."""
+    """``t.sum(...)`` is the op ``ops.sum``; NumPy's ``np.sum(t)`` calls ``t.sum(axis=...,
+    out=None)`` and gets NumPy's answer on t.data, with no graph (as ``np.asarray(t)``)."""
     @functools.wraps(op)
     def method(self, *args, out=_ABSENT, **kwargs):
         if out is not _ABSENT:
             return getattr(np, op.__name__)(self.data, *args, out=out, **kwargs)
         if "dtype" in kwargs:
-            raise TypeError(f"Tensor.{op.__name__}: dtype= is not supported (cast first: t.astype(dtype))")
+            raise TypeError(f"Tensor.{op.__name__}: dtype= is not supported (t.astype first)")
         return op(self, *args, **kwargs)
     return method
 
@@ -113,7 +113,8 @@ _METHODS = {
     "numpy": lambda self: self.data, "backward": backward,
     "detach": lambda self: Tensor._from_op(self.data, (), None, "detach"),
     "__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
-    "__matmul__": ops.matmul, "__pow__": ops.pow, "__rpow__": lambda self, base: catalogue.rpow(base, self),
+    "__matmul__": ops.matmul, "__pow__": ops.pow,
+    "__rpow__": lambda self, base: catalogue.rpow(base, self),
     "__neg__": ops.neg, "__getitem__": shape_ops.getitem, "__abs__": catalogue.abs,
     "__pos__": lambda self: Tensor._from_op(self.data, (self,), lambda xp, g, out, x: (g,), "pos"),
     "__hash__": object.__hash__,  # by identity: the engine's dicts and sets never call ==
@@ -128,7 +129,8 @@ _METHODS = {
     "argmax": catalogue.argmax, "argmin": catalogue.argmin, "cumsum": catalogue.cumsum,
     "erf": catalogue.erf,
     "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
-    "flatten": lambda self: shape_ops.reshape(self, -1), "ravel": lambda self: shape_ops.reshape(self, -1),
+    "flatten": lambda self: shape_ops.reshape(self, -1),
+    "ravel": lambda self: shape_ops.reshape(self, -1),
     "swapaxes": shape_ops.swapaxes, "expand_dims": shape_ops.expand_dims,
     "squeeze": shape_ops.squeeze, "broadcast_to": shape_ops.broadcast_to,
     "masked_fill": shape_ops.masked_fill, "repeat": catalogue.repeat,
@@ -137,6 +139,7 @@ for _name, _op in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("trued
                    ("matmul", ops.matmul)):
     _METHODS[f"__r{_name}__"] = lambda self, other, op=_op: op(other, self)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # elementwise, as NumPy: booleans, no gradient
-    _METHODS[f"__{_name}__"] = lambda self, other, cmp=getattr(operator, _name): cmp(self.data, _data(other))
+    _METHODS[f"__{_name}__"] = lambda self, other, cmp=getattr(operator, _name): cmp(self.data,
+                                                                                     _data(other))
 for _name, _method in _METHODS.items():
     setattr(Tensor, _name, _method)

@@ -68,8 +68,9 @@ def once_differentiable(vjp, op: str, instead: str):
     ``create_graph``, naming ``instead``, the composed version."""
     def wrapped(xp, g, out, *inputs):
         if xp is not ARRAYS:
-            raise RuntimeError(f"op '{op}' can be differentiated only once (a fused NumPy kernel), so "
-                               f"create_graph=True cannot record it: for higher-order gradients use {instead}")
+            raise RuntimeError(f"op '{op}' can be differentiated only once (a fused NumPy "
+                               f"kernel), so create_graph=True cannot record it: for "
+                               f"higher-order gradients use {instead}")
         return vjp(g)
     return wrapped
 

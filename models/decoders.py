@@ -47,7 +47,8 @@ def make_score(kind: str, query_dim: int, key_dim: int, attn_dim: int,
 
 
 def masked_mean(encoded: Encoded) -> mg.Tensor:
-    """(1/S_b) Σ_{j ≤ S_b} h_j over each sequence's real positions (annotations are 0 at padding)."""
+    """(1/S_b) Σ_{j ≤ S_b} h_j over each sequence's real positions (annotations are 0 at
+    padding)."""
     lengths = encoded.mask.sum(axis=1, keepdims=True).astype(encoded.annotations.dtype)  # (B, 1)
     return encoded.annotations.sum(axis=1) / lengths                     # (B, K)
 
@@ -164,7 +165,7 @@ class BahdanauDecoder(Decoder):
     def step(self, y_prev, state, ctx: AttentionContext, t):
         (s,) = state                                                     # s_{t−1} (B, H)
         c, alpha = self.attention.step(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
-                                       position=t, rng=ctx.rng)               # c_t (B, K), α_t (B, S)
-        x = mg.concatenate([self.embedding(y_prev), c], axis=-1)         # [E y_{t−1} ; c_t] (B, E+K)
+                                       position=t, rng=ctx.rng)             # c_t (B, K), α_t (B, S)
+        x = mg.concatenate([self.embedding(y_prev), c], axis=-1)        # [E y_{t−1} ; c_t] (B, E+K)
         s = self.cell(x, s)                                              # s_t (B, H)
         return (s,), (s, c), alpha

@@ -54,7 +54,7 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
     with _evaluating(model):
         state, ctx = model.decoder.start(_repeat(model.encoder(src, src_mask), K))
         scores = np.full((B, K), -np.inf)                              # (B, K) total log p
-        scores[:, 0] = 0.0                                             # one live hypothesis at first
+        scores[:, 0] = 0.0                                            # one live hypothesis at first
         finished = np.zeros((B, K), dtype=bool)                        # (B, K)
         tokens = np.zeros((B, K, 0), dtype=np.int64)                  # (B, K, t)
         logps = np.zeros((B, K, 0))                                   # (B, K, t)

@@ -68,7 +68,8 @@ def _check(gi: Tensor, h: Tensor, weight_hh: Tensor, bias_hh: Tensor) -> None:
     H = h.shape[-1]
     if h.ndim != 2 or weight_hh.shape != (3 * H, H) or bias_hh.shape != (3 * H,):
         raise ValueError(f"gru_step: hidden state {h.shape} vs weight_hh {weight_hh.shape} and "
-                         f"bias_hh {bias_hh.shape}: expected h (B, H), weight_hh (3H, H), bias_hh (3H,)")
+                         f"bias_hh {bias_hh.shape}: expected h (B, H), weight_hh (3H, H), "
+                         f"bias_hh (3H,)")
     if gi.shape != (h.shape[0], 3 * H):
         raise ValueError(f"gru_step: projected input gi {gi.shape} vs hidden state {h.shape}: "
                          f"expected gi (B, 3H) = {(h.shape[0], 3 * H)}")

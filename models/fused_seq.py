@@ -61,7 +61,7 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     W_ih, b_ih, W_hh, b_hh = (np.stack([getattr(c, k).data for c in cells]) for k in names)
     E_ = embedding.data                                                   # (V, E)
     (B, S), (_, G, H), V = src.shape, W_hh.shape, E_.shape[0]             # W_hh (2, G, H)
-    table = np.matmul(W_ih, E_.T) + b_ih[:, :, None]                      # (2, G, V): W_ih E[y] + b_ih
+    table = np.matmul(W_ih, E_.T) + b_ih[:, :, None]                   # (2, G, V): W_ih E[y] + b_ih
     ids = np.stack([src.T, src.T[::-1] + V], axis=1)                      # (S, 2, B), step order
     gi = np.take(np.concatenate([table[0], table[1]], axis=1), ids, axis=1)  # (G, S, 2, B)
     gi = gi.transpose(1, 2, 0, 3)                                         # (S, 2, G, B), a view
@@ -76,7 +76,7 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
         gru_forward(gi[k], states[k], W_hh, b_col, gh[k], n[k], states[k + 1])
         if held[k]:                                                       # h held at padding
             np.copyto(states[k + 1], states[k], where=~real[k])
-    before = states[:S]                                                   # (S, 2, H, B): each step's h
+    before = states[:S]                                                # (S, 2, H, B): each step's h
     out = np.empty((B, S, 2, H), E_.dtype)                                # by position
     np.copyto(out.transpose(1, 2, 3, 0)[:, 0], states[1:, 0])
     np.copyto(out.transpose(1, 2, 3, 0)[:, 1], states[:0:-1, 1])
@@ -98,7 +98,7 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
             if held[k]:
                 carry += passed
         x = E_[src.T]                                                     # (S, B, E)
-        xs = (x, x[::-1])                                                 # x in each one's step order
+        xs = (x, x[::-1])                                               # x in each one's step order
         d_x = [np.matmul(d_gi[:, d].transpose(0, 2, 1), W_ih[d]) for d in (0, 1)]  # (S, B, E)
         d_x = d_x[0] + d_x[1][::-1]                                       # by position
         d_emb = one_hot(src.T.reshape(-1), E_.shape[0], E_.dtype).T @ d_x.reshape(S * B, -1)
@@ -203,9 +203,9 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     T, (G, H), E, A, dtype = tgt_in.shape[1], W_hh.shape, E_.shape[1], v_.shape[0], h_.dtype
     W_e, W_c = W_ih[:, :E], W_ih[:, E:]                                   # (G, E), (G, K)
     onehot = one_hot(tgt_in.T, E_.shape[0], dtype)                        # (T, B, V)
-    table = E_ @ W_e.T + b_ih                                             # (V, G): W_ih^emb E[y] + b_ih
+    table = E_ @ W_e.T + b_ih                                         # (V, G): W_ih^emb E[y] + b_ih
     gi_y = onehot @ table                                                 # (T, B, G)
-    states = np.empty((T + 1, H, B), dtype)                               # s_0 .. s_T, feature-major
+    states = np.empty((T + 1, H, B), dtype)                              # s_0 .. s_T, feature-major
     states[0] = s0_.T
     u, alpha = np.empty((T, B, S, A), dtype), np.empty((B, T, S), dtype)
     c, gh, n = np.empty((B, T, K), dtype), np.empty((T, G, B), dtype), np.empty((T, H, B), dtype)
@@ -222,7 +222,7 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
 
     def vjp(g):                                                           # g (B, T, H + K)
         g_s = np.ascontiguousarray(g[:, :, :H].transpose(1, 2, 0))        # (T, H, B)
-        d_c = np.ascontiguousarray(g[:, :, H:])                           # (B, T, K), then += via gi
+        d_c = np.ascontiguousarray(g[:, :, H:])                          # (B, T, K), then += via gi
         d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (T, G, B)
         d_q = np.empty((T, B, A), dtype)
         eps_k, d_v = np.zeros_like(k_), np.zeros_like(v_)
@@ -236,7 +236,7 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
             a = alpha[:, t]                                               # (B, S)
             de = (h_ @ dc[:, :, None])[:, :, 0]                           # g·h_j (B, S)
             de -= (dc * c[:, t]).sum(axis=1, keepdims=True)               # − g·c
-            de *= a                                                       # ∂L/∂e_j = α_j g·(h_j − c)
+            de *= a                                                      # ∂L/∂e_j = α_j g·(h_j − c)
             ut = u[t]                                                     # (B, S, A)
             d_v += de.reshape(-1) @ ut.reshape(-1, A)                     # Σ_j ∂L/∂e_j u_j
             np.multiply(ut, ut, out=ut)                                   # u is not needed again:
@@ -246,7 +246,7 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
             np.matmul(ones, ut, out=d_q[t][:, None])                      # Σ_j ε_j (B, A)
             d_q[t] *= v_                                                  # ∂L/∂q = Σ_j δ_j
             carry += Wq.T @ d_q[t].T                                      # + ∂L/∂s via the query
-        d_h = alpha.transpose(0, 2, 1) @ d_c                              # Σ_t α_tj ∂L/∂c_t (B, S, K)
+        d_h = alpha.transpose(0, 2, 1) @ d_c                            # Σ_t α_tj ∂L/∂c_t (B, S, K)
         d_Wq = np.tensordot(d_q, states[:-1], axes=([0, 1], [0, 2]))      # (A, H)
         d_table = np.tensordot(onehot, d_gi, axes=([0, 1], [0, 2]))       # (V, G)
         d_W_ih = np.concatenate([d_table.T @ E_, np.tensordot(d_gi, c, axes=([0, 2], [1, 0]))],

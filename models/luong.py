@@ -64,19 +64,22 @@ class LuongDecoder(Decoder):
         self.input_feeding = input_feeding
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
         in_dim = embed_dim + (hidden_size if input_feeding else 0)
-        self.cell = (GRUCell(in_dim, hidden_size, reset_after, rng=rng, dtype=dtype) if cell == "gru"
-                     else LSTMCell(in_dim, hidden_size, rng=rng, dtype=dtype))
+        self.cell = (GRUCell(in_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
+                     if cell == "gru" else LSTMCell(in_dim, hidden_size, rng=rng, dtype=dtype))
         if local:
-            self.attention = LocalAttention(GeneralScore(hidden_size, key_dim, rng=rng, dtype=dtype),
+            self.attention = LocalAttention(GeneralScore(hidden_size, key_dim, rng=rng,
+                                                         dtype=dtype),
                                             local_window, predictive=score == "local-p",
                                             query_dim=hidden_size, rng=rng, dtype=dtype)
         else:
-            self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype),
+            self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng,
+                                                  dtype),
                                        **(attention or {}))
         gated = combine == "gate"
         self.combine = Linear(key_dim if gated else key_dim + hidden_size, hidden_size, bias=False,
                               rng=rng, dtype=dtype)                      # W_c (H, K) or (H, K + H)
-        self.gate = Linear(key_dim + hidden_size, hidden_size, rng=rng, dtype=dtype) if gated else None
+        self.gate = (Linear(key_dim + hidden_size, hidden_size, rng=rng, dtype=dtype) if gated
+                     else None)
         self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
         self.out = Linear(hidden_size, vocab_size, rng=rng, dtype=dtype)
 

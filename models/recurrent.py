@@ -174,7 +174,8 @@ class BiGRUEncoder(Module):
 def annotate(fwd: list, bwd: list, mask: np.ndarray) -> Encoded:
     """Annotations from each direction's states by position, and the final [→h_{S_b} ; ←h_1]
     (→h is held over the padding, so its last is →h_{S_b})."""
-    annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)], axis=2)  # (B, S, 2H)
+    annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)],
+                                 axis=2)                                       # (B, S, 2H)
     if not mask.all():
         annotations = mg.where(mask[:, :, None], annotations, 0.0)       # (B, S, 2H)
     final = mg.concatenate([fwd[-1], bwd[0]], axis=1)                     # (B, 2H)

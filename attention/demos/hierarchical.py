@@ -72,12 +72,16 @@ def train(seed: int = 0, steps: int = 300, batch: int = 32) -> tuple:
     n = np.arange(len(ids))
     on_sentence = beta.data[n, where[:, 0]]                          # (500,): β on the evidence
     on_word = alpha.data[n, where[:, 0], where[:, 1]]                # (500,): α on the evidence
-    first = [int(np.flatnonzero(labels == c)[0]) for c in (1, 0)]    # a document of class 1, of class 0
+    # a document of class 1, of class 0
+    first = [int(np.flatnonzero(labels == c)[0]) for c in (1, 0)]
     return model, {"accuracy": float(np.mean(logits.data.argmax(-1) == labels)),
-                   "sentence_weight": float(on_sentence.mean()), "word_weight": float(on_word.mean()),
-                   "by_class": [(float(on_sentence[labels == c].mean()), float(on_word[labels == c].mean()))
+                   "sentence_weight": float(on_sentence.mean()),
+                   "word_weight": float(on_word.mean()),
+                   "by_class": [(float(on_sentence[labels == c].mean()),
+                                 float(on_word[labels == c].mean()))
                                 for c in range(CONTENT)],
-                   "examples": [(ids[i], labels[i], alpha.data[i], beta.data[i], where[i]) for i in first]}
+                   "examples": [(ids[i], labels[i], alpha.data[i], beta.data[i], where[i])
+                                for i in first]}
 
 
 def hierarchical(out_dir=None, seed: int = 0) -> DemoResult:

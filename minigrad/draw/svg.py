@@ -18,8 +18,9 @@ from typing import Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from minigrad.draw.common import columns as _cols  # text width: a CJK character is 2 columns
-from minigrad.draw.common import (BLUES, Drawing, CHAR_W, PALETTE, blue, check_heatmap, check_series, fit,
-                                  nice_ticks, printable, segments, tick_label, token)
+from minigrad.draw.common import (BLUES, Drawing, CHAR_W, PALETTE, blue, check_heatmap,
+                                  check_series, fit, nice_ticks, printable, segments, tick_label,
+                                  token)
 from minigrad.files import write_text_atomic
 
 

@@ -10,8 +10,8 @@ from typing import Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 from minigrad.i18n import translator
-from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, Drawing, check_heatmap, columns, pad,
-                                  check_series, fit, nice_ticks, segments, tick_label, token)
+from minigrad.draw.common import (MARKERS, SHADE_EDGES, SHADES, Drawing, check_heatmap, columns,
+                                  pad, check_series, fit, nice_ticks, segments, tick_label, token)
 
 _ = translator("minigrad")
 

@@ -141,7 +141,8 @@ READ_SECOND = Exercise(
         "(B, 1). dh (B, S, D) is a (B, S) array times gc[:, None, :]; dgc (B, D) sums over S.",
         "Differentiate both factors of a_j = α_j (s_j − s̄): ∂α_j/∂e_i = α_j (δ_ij − α_i) and "
         "∂s̄/∂e_i = a_i. So the Hessian is H = diag(a) − α aᵀ − a αᵀ (symmetric) and "
-        "de = H g = a ⊙ g − α (a·g) − a (α·g). With b = α ⊙ (g − α·g) (the softmax VJP of g): dh_j = b_j g_c and "
+        "de = H g = a ⊙ g − α (a·g) − a (α·g). With b = α ⊙ (g − α·g) (the softmax VJP of g): "
+        "dh_j = b_j g_c and "
         "dgc = Σ_j b_j h_j. Check: Σ_j de_j = 0.",
     ),
     mistakes=(

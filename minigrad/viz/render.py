@@ -60,7 +60,8 @@ def to_svg(graph, title=None) -> str:
                      f'{_esc(title)}</text>')
     parts.append(_legend(graph, top - 16))
     for (a, b), pts in zip(graph.edges, routes):
-        d = " ".join(f"{'M' if k == 0 else 'L'} {x:.1f} {y + top:.1f}" for k, (x, y) in enumerate(pts))
+        d = " ".join(f"{'M' if k == 0 else 'L'} {x:.1f} {y + top:.1f}"
+                     for k, (x, y) in enumerate(pts))
         parts.append(f'<g class="edge" data-from="n{a}" data-to="n{b}"><path d="{d}" fill="none" '
                      f'stroke="#666" stroke-width="1.2" marker-end="url(#arrow)"/></g>')
     for i, (node, lines, (x, y, w, h)) in enumerate(zip(graph.nodes, labels, boxes)):
@@ -77,7 +78,8 @@ def to_svg(graph, title=None) -> str:
         cls = node.kind + (" highlight" if node.highlight else "")
         parts.append(f'<g class="node {cls}" id="n{i}"><title>{_esc(_tip(i, node))}</title>'
                      + "".join(body) + "</g>")
-    width = max([x + w + 12 for x, _, w, _ in boxes] + [600, 24 + columns(title or "") * 15 * CHAR_W])
+    width = max([x + w + 12 for x, _, w, _ in boxes] +
+                [600, 24 + columns(title or "") * 15 * CHAR_W])
     height = max([y + h for _, y, _, h in boxes] + [0]) + top + 12
     return _svg(width, height, parts, None)
 
@@ -154,7 +156,8 @@ def to_text(graph, title=None) -> str:
         lines = _lines(node)
         reads = "  <- " + " ".join(f"n{a}" for a in inputs[i]) if i in inputs else ""
         mark = "!!" if node.highlight else "  "
-        out.append(f"{mark}n{i:<4} {node.kind:<6} {pad(lines[0], 24)} {' | '.join(lines[1:])}{reads}")
+        out.append(f"{mark}n{i:<4} {node.kind:<6} {pad(lines[0], 24)} "
+                   f"{' | '.join(lines[1:])}{reads}")
     return "\n".join(out) + "\n"
 
 

@@ -14,7 +14,8 @@ both, without any cost outside the block:
 * each recorded op's VJP is wrapped so that, when a later ``backward()`` passes through it,
   the gradient ``dL/d node`` is kept (``grads=True``, the default): the switch that puts a
   gradient on *every* node, as PyTorch's ``retain_grad`` does for one tensor;
-* the parameters of ``model`` are named by their attribute paths (``encoder.forward_cell.weight_ih``).
+* the parameters of ``model`` are named by their attribute paths
+  (``encoder.forward_cell.weight_ih``).
 
 How it costs nothing when off: ``trace`` swaps recording versions of ``Tensor._from_op`` (the
 one constructor every op calls) and ``Module.__call__`` into the two classes, and a scoped

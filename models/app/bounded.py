@@ -94,7 +94,8 @@ def load_npz(path, max_bytes: int, check_headers: Callable[[dict], None] | None 
         raise
     except (ValueError, OSError, zipfile.BadZipFile, EOFError, NotImplementedError) as e:
         raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save "
-                         f"({e.strerror if isinstance(e, OSError) and e.strerror else e})") from None
+                         f"({e.strerror if isinstance(e, OSError) and e.strerror else e})"
+                         ) from None
 
 
 def _read_members(z: zipfile.ZipFile, max_bytes: int, check_headers, what: str) -> dict:

@@ -103,7 +103,8 @@ def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
     write_atomic(index_path, lambda f: json.dump(index, f, indent=1))  # commit
     for kind in KINDS:  # only a plain file name of this kind: the old index may be anyone's
         stale = old.get(kind)
-        if stale != index.get(kind) and _ours(stale, kind) and os.path.isfile(os.path.join(folder, stale)):
+        if stale != index.get(kind) and _ours(stale, kind) and \
+                os.path.isfile(os.path.join(folder, stale)):
             os.remove(os.path.join(folder, stale))
     return index_path
 
@@ -223,7 +224,8 @@ def _load_arrays(index: dict, folder: str, kind: str, expected: dict) -> dict:
     path = _file_of(index, folder, kind, max_bytes + ARCHIVE_OVERHEAD)
 
     def check(headers: dict) -> None:
-        missing, unexpected = sorted(set(expected) - set(headers)), sorted(set(headers) - set(expected))
+        missing, unexpected = (sorted(set(expected) - set(headers)),
+                               sorted(set(headers) - set(expected)))
         if missing or unexpected:
             raise ValueError(_("{kind} arrays do not fit the model; missing: {missing}; "
                                "unexpected: {unexpected}").format(

@@ -21,7 +21,8 @@ MAX_LEN = 1000                   # copy/reverse/sort source lengths
 BYTES_PER_EXAMPLE = (400, 24)    # ≈ bytes per pair: fixed + per character (measured, rounded up)
 SUMS = ("loss", "tokens", "correct", "exact", "examples")
 MAX_VOCAB = 10_000  # ids: a character vocabulary is far smaller
-MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, local_window: at 1024 a model is ~40 M parameters
+MAX_WIDTH = 1024    # embed, hidden, dec_hidden, attn, local_window: at 1024 a model is ~40 M
+                    # parameters
 MAX_LAYERS = 48     # transformer layers
 MAX_POSITIONS = 100_000
 MAX_PARAMETERS = 50_000_000  # ~0.4 GB of float64 weights, ~2 GB with gradients and Adam's moments
@@ -120,7 +121,8 @@ def check_state(d, n_batches: int, epochs: int) -> dict:
     for name in ("history", "curve"):
         need(isinstance(d.get(name, []), list), who, _("{name} must be a list").format(name=name),
              d.get(name))
-    need(all(isinstance(c, list) and len(c) == 2 and all(map(is_real, c)) for c in d.get("curve", [])),
+    need(all(isinstance(c, list) and len(c) == 2 and all(map(is_real, c))
+             for c in d.get("curve", [])),
          who, _("curve must hold [step, loss] pairs"), d.get("curve"))
     need(all(isinstance(h, dict) and is_real(h.get("step")) and is_real(h.get("val_exact"))
              for h in d.get("history", [])), who,

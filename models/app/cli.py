@@ -163,7 +163,8 @@ def cmd_demo(a) -> None:
     cfg = TrainConfig(task="dates", n_train=a.n_train, n_val=1000, batch_size=64, lr=3e-3,
                       epochs=a.epochs, target=0.99, min_epochs=2, seed=a.seed,
                       schedule="cosine")
-    trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64, dtype="float32"))
+    trainer = Trainer.create(cfg, dict(embed=32, hidden=64, dec_hidden=64, attn=64,
+                                       dtype="float32"))
     out = _fresh(a.out)
     with run_lock(out):
         _demo(a, trainer, out, started)

@@ -66,7 +66,8 @@ def compare_length(config: CompareConfig, log=print, time_limit: float | None = 
     c = config
     tc = TrainConfig(task=c.task, n_train=c.n_train, n_val=c.n_val, min_len=c.min_len,
                      max_len=c.max_len, batch_size=c.batch_size, lr=c.lr, epochs=c.epochs,
-                     target=2.0, seed=c.seed, schedule=c.schedule)  # target > 1: same steps for both
+                     target=2.0, seed=c.seed,
+                     schedule=c.schedule)  # target > 1: same steps for both
     data = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len)
     results = {}
     for name, decoder in (("no attention", "plain"), ("attention", "bahdanau")):
@@ -82,7 +83,8 @@ def compare_length(config: CompareConfig, log=print, time_limit: float | None = 
 
 # The four scores of sources 000 §2.3 and 003 §3.1, each in the decoder it was proposed with.
 SCORE_RUNS = (("dot (Luong)", "luong", "dot"), ("general (Luong)", "luong", "general"),
-              ("concat (Luong)", "luong", "concat"), ("additive (Bahdanau)", "bahdanau", "additive"))
+              ("concat (Luong)", "luong", "concat"),
+              ("additive (Bahdanau)", "bahdanau", "additive"))
 
 
 @dataclass

@@ -145,5 +145,6 @@ def attention_maps(trainers: dict, data, text: str) -> dict:
     with mg.no_grad():
         encoded, self_weights = model.encoder.encode(src, mask)
         _, _, cross = model.decoder.attend_all(encoded, tgt_in)
-    return {"text": text, "cross": cross[-1][0], "self": self_weights[-1][0],  # (h, T, S), (h, S, S)
+    return {"text": text, "cross": cross[-1][0],  # (h, T, S)
+            "self": self_weights[-1][0],  # (h, S, S)
             "transformer_out": out.tokens, "bahdanau": bahdanau}

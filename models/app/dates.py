@@ -82,9 +82,11 @@ def _chance(rng: np.random.Generator, p: float) -> bool:
     return bool(rng.random() < p)
 
 
-def random_date(rng: np.random.Generator, lo: dt.date = DATE_MIN, hi: dt.date = DATE_MAX) -> dt.date:
+def random_date(rng: np.random.Generator, lo: dt.date = DATE_MIN,
+                hi: dt.date = DATE_MAX) -> dt.date:
     """A day drawn uniformly from lo..hi (both included)."""
-    return dt.date.fromordinal(lo.toordinal() + int(rng.integers(0, hi.toordinal() - lo.toordinal() + 1)))
+    return dt.date.fromordinal(lo.toordinal() +
+                               int(rng.integers(0, hi.toordinal() - lo.toordinal() + 1)))
 
 
 def _year(rng: np.random.Generator, d: dt.date, named: bool) -> str:
@@ -143,7 +145,8 @@ def _named(rng: np.random.Generator, d: dt.date, form: str) -> str:
     comma = "," if _chance(rng, 0.5) else ""
     year = _year(rng, d, named=True)
     if form == "day month":
-        day = f"the {day} of" if the else f"{day} of" if day[-1].isalpha() and _chance(rng, 0.3) else day
+        day = (f"the {day} of" if the else
+               f"{day} of" if day[-1].isalpha() and _chance(rng, 0.3) else day)
         return f"{day} {month}{comma} {year}"
     return f"{month} {'the ' if the else ''}{day}{comma} {year}"
 

@@ -8,7 +8,8 @@ Each becomes a number with a verdict, measured on held-out pairs with teacher fo
 
 * diagonality: the share of rows t whose largest weight is on the diagonal (copy) or the
   anti-diagonal (reverse), and monotonicity, the share of steps whose argmax moves forward
-  (backward for reverse): a row that stays put fails. Other tasks reorder (dates, sort): reported, not judged.
+  (backward for reverse): a row that stays put fails. Other tasks reorder (dates, sort):
+  reported, not judged.
 * lazy attention: the mean weight on the source's <eos> in the rows before the last; and the
   weight on padding (exactly 0 when the mask works).
 * entropy per step: H_t = −Σ_j α_tj log α_tj, divided by log S_b (1 = uniform over the S_b
@@ -95,7 +96,8 @@ def measure(model, src_vocab, tgt_vocab, pairs) -> dict:
     before_last = tgt_mask & (np.arange(tgt.shape[1]) < (T_b - 1)[:, None])  # (B, T)
     return {"alpha": alpha, "S": S_b, "T": T_b,
             "entropy": ent[tgt_mask].mean(),
-            "entropy_per_step": np.where(count > 0, (ent * tgt_mask).sum(0) / np.maximum(count, 1), np.nan),
+            "entropy_per_step": np.where(count > 0,
+                                         (ent * tgt_mask).sum(0) / np.maximum(count, 1), np.nan),
             "eos_mass": eos[before_last].mean() if before_last.any() else 0.0,
             "pad_mass": float((alpha * (rows & ~src_mask[:, None, :])).sum(-1).max()),
             "grad_att": _per_position(g_att, src_mask), "grad_rec": _per_position(g_rec, src_mask),

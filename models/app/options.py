@@ -75,7 +75,8 @@ OPTION = {"dropout": "--attn-dropout"}  # the option of a setting whose name dif
 APPLIES = {"cell": ("luong",), "input_feeding": ("luong",), "combine": ("luong",),
            "score": ("bahdanau", "luong"), "attn": ("bahdanau", "luong"),
            "embed": ("bahdanau", "luong", "plain"), "hidden": ("bahdanau", "luong", "plain"),
-           "dec_hidden": ("bahdanau", "luong", "plain"), "reset_before": ("bahdanau", "luong", "plain"),
+           "dec_hidden": ("bahdanau", "luong", "plain"),
+           "reset_before": ("bahdanau", "luong", "plain"),
            **dict.fromkeys(("layers", "heads", "d_model", "ff", "activation", "positions"),
                            ("transformer",))}
 
@@ -218,7 +219,8 @@ def _inspect_options(p: argparse.ArgumentParser) -> None:
 
 
 def _config_options(p: argparse.ArgumentParser, config) -> None:
-    """One option per field of ``config`` (a compare command's settings), its default the field's."""
+    """One option per field of ``config`` (a compare command's settings), its default the
+    field's."""
     for name, value in vars(config).items():
         p.add_argument("--" + name.replace("_", "-"), type=type(value), default=value)
 
@@ -301,12 +303,14 @@ def model_config(a) -> dict:
     score = a.score or ("general" if a.decoder == "luong" else "additive")
     dot, local = score in ("dot", "scaled-dot"), score.startswith("local")
     return dict(embed=a.embed, hidden=a.hidden, attn=a.attn, decoder=a.decoder, score=score,
-                dec_hidden=a.dec_hidden if a.dec_hidden is not None else 2 * a.hidden if dot else 64,
+                dec_hidden=(a.dec_hidden if a.dec_hidden is not None else
+                            2 * a.hidden if dot else 64),
                 input_feeding=a.input_feeding, cell=a.cell, combine=a.combine,
                 local_window=a.window if local and a.window is not None else 2,
                 truncate=None if local else a.window, temperature=a.temperature,
                 reset_after=not a.reset_before, dtype=a.dtype, layers=a.layers, heads=a.heads,
-                d_model=a.d_model, ff=a.ff if a.ff is not None else 2 * a.d_model, dropout=a.dropout,
+                d_model=a.d_model, ff=a.ff if a.ff is not None else 2 * a.d_model,
+                dropout=a.dropout,
                 activation=a.activation, positions=a.positions)
 
 

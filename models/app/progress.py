@@ -27,7 +27,8 @@ def progress_line(state, n_batches: int, batch_size: int, rate: float) -> str:
 
 
 def epoch_line(state, epochs: int, record: dict, n_train: int) -> str:
-    """After epoch ``record``: loss, accuracies, speed, elapsed time and an upper bound of the rest."""
+    """After epoch ``record``: loss, accuracies, speed, elapsed time and an upper bound of the
+    rest."""
     rate = n_train * state.epoch / max(state.seconds, 1e-9)
     eta = (epochs - state.epoch) * n_train / rate
     return _("epoch {epoch:>3}/{epochs}  loss {loss:.4f}  tok acc {acc:5.1f}%  exact(val) "

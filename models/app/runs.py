@@ -6,7 +6,8 @@
   without ``--out``, use it.
 * A folder is a run folder when it holds a checkpoint index this program wrote
   (``checkpoint.json``); a run writes only into an empty folder or a run folder
-  (``check_owned``): any other folder is refused, whatever the names inside. A run folder named with ``train --out`` is refused by
+  (``check_owned``): any other folder is refused, whatever the names inside. A run folder
+  named with ``train --out`` is refused by
   the CLI unless ``--resume`` (continue that run) or ``--overwrite`` (replace it) says what
   to do with it; one that also holds files a run does not write (``foreign_files``) is
   refused outright.
@@ -46,8 +47,9 @@ except ImportError:  # Windows: no advisory locks; runs are still claimed by mkd
 _ = translator("models")
 
 LOCK = ".lock"
-RUN_FILES = (INDEX, "weights-*.npz", "optimizer-*.npz", "best-weights*.npz", "training.svg", "alignment-*.svg",
-             "inspect-*.svg", LOCK, TMP_PREFIX + "*")  # what a run writes into its folder
+RUN_FILES = (INDEX, "weights-*.npz", "optimizer-*.npz", "best-weights*.npz", "training.svg",
+             "alignment-*.svg", "inspect-*.svg", LOCK,
+             TMP_PREFIX + "*")  # what a run writes into its folder
 # What stops a training run, and how it is reported (the words shown translated: _(...)).
 SIGNALS = {"SIGINT": "interrupted (Ctrl-C)", "SIGTERM": "terminated (SIGTERM)",
            "SIGHUP": "hung up (SIGHUP)"}

@@ -2,7 +2,8 @@
 
 Why a schedule. With a constant Adam step of 3e-3 the copy task of ``compare-length`` learns
 fast, then its loss spikes again and again once it is small (from 0.002-0.04 back to
-0.07-0.16, three times in 1880 steps) and held-out exact match ends below its best: Adam divides each gradient by the root of its
+0.07-0.16, three times in 1880 steps) and held-out exact match ends below its best: Adam
+divides each gradient by the root of its
 recent squares, so after many tiny gradients one ordinary batch moves the weights by about
 the full step, and clipping the gradient's norm does not limit that (Adam rescales it away).
 Nothing overflows: the gradient norms stay finite. The cure is the step size late in

@@ -167,7 +167,8 @@ class Trainer:
         self.optimizer.step()
         right = (logits.data.argmax(axis=-1) == tgt) | ~tgt_mask          # (B, T)
         n_tok = int(tgt_mask.sum())
-        return {"loss": loss.item() * n_tok, "tokens": n_tok, "correct": int((right & tgt_mask).sum()),
+        return {"loss": loss.item() * n_tok, "tokens": n_tok,
+                "correct": int((right & tgt_mask).sum()),
                 "exact": int(right.all(axis=1).sum()), "examples": len(idx)}
 
     # ---- evaluation ------------------------------------------------------------------

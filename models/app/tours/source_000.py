@@ -66,7 +66,8 @@ try_it(_("python -m models compare-length (a few minutes) measures the collapse 
 section("二、思想前史:對齊與檢索的可微化")
 rng = np.random.default_rng(0)
 memory = rng.standard_normal((1, 5, 4))                  # 5 memory slots of width 4
-memory /= np.linalg.norm(memory, axis=-1, keepdims=True) # unit length: q·m is then cosine similarity
+memory /= np.linalg.norm(memory, axis=-1,
+                         keepdims=True) # unit length: q·m is then cosine similarity
 query = memory[:, 2] + 0.1 * rng.standard_normal((1, 4)) # close to slot 3
 e = 4 * DotScore()(query, memory)                        # similarity to every slot (sharpened by 4)
 c, a = read(e, memory)                                   # soft, content-based read
@@ -239,8 +240,8 @@ try_it(_("stack a third read and watch the weights of the last one flatten."))
 # %%
 section("六、本節重點")
 from minigrad.gradcheck import gradcheck   # noqa: E402 -- the one tool this cell adds
-ok = gradcheck(lambda q_, k_: read(ScaledDotScore()(q_, k_), k_)[0], [rng.standard_normal((2, 4)),
-                                                                        rng.standard_normal((2, 5, 4))])
+ok = gradcheck(lambda q_, k_: read(ScaledDotScore()(q_, k_), k_)[0],
+               [rng.standard_normal((2, 4)), rng.standard_normal((2, 5, 4))])
 print(_("  score → softmax → weighted sum, gradcheck in float64: ok") if ok
       else _("  score → softmax → weighted sum, gradcheck in float64: FAILED"))
 note("gradcheck", bool(ok))
@@ -252,7 +253,8 @@ try_it(_("python -m minigrad.gradcheck checks every op the read is built from.")
 # **Q1** soft averaging blurs: a read of two different values with similar scores is a blend
 # of both; a hard read picks one (no gradient); sparsemax (`F.sparsemax`) gives exact zeros
 # and keeps a gradient; several heads can each keep one (measured below: two heads, each
-# projecting the same keys onto its own coordinate, read the two values apart). **Q2** Var(q·k) = d for independent
+# projecting the same keys onto its own coordinate, read the two values apart). **Q2**
+# Var(q·k) = d for independent
 # components; with correlated q and k (k = ρq + √(1−ρ²) z) the mean is ρd and the variance
 # d(1 + ρ²): the analysis no longer holds, and a correlated key stands out by ρ√d after scaling.
 # **Q3** attention as explanation: if the values are equal, every weighting reads the same
@@ -272,7 +274,7 @@ sparse = F.sparsemax(e).data[0]
 print(_("  Q1 soft read {soft} (a blend), hard {hard}, sparsemax weights {sparse} (an exact 0)")
       .format(soft=np.round(soft, 3), hard=hard, sparse=np.round(sparse, 3)))
 note("q1_sparse_zero", bool(sparse[2] == 0.0))
-Kq = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])    # Q1, heads: keys of the three values (S, d)
+Kq = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]])   # Q1, heads: keys of the three values (S, d)
 q4 = np.array([4.0, 4.0])                                # a query as close to key 1 as to key 2
 one = scaled_dot_product_attention(q4[None, None], Kq[None], vals, scale=1.0).data[0, 0]  # (dv,)
 P = np.stack([np.diag([1.0, 0.0]), np.diag([0.0, 1.0])])  # (h, d, d): each head sees one coordinate
@@ -292,13 +294,15 @@ for rho in (0.0, 0.5, 0.9):                              # Q2
                                                 var=dots.var(), want=d * (1 + rho ** 2)))
     note(f"q2_{rho}", (dots.mean(), dots.var(), rho * d, d * (1 + rho ** 2)))
 same = np.ones((1, 3, 2))                                # Q3: equal values
-reads = [read(mg.tensor(np.log(w)), same)[0].data[0] for w in ([[0.8, 0.1, 0.1]], [[0.1, 0.1, 0.8]])]
+reads = [read(mg.tensor(np.log(w)), same)[0].data[0]
+         for w in ([[0.8, 0.1, 0.1]], [[0.1, 0.1, 0.8]])]
 print(_("  Q3 equal values, weights (0.8, 0.1, 0.1) vs (0.1, 0.1, 0.8): reads {first} and "
         "{second}: the weights explain nothing here").format(first=reads[0], second=reads[1]))
 note("q3_same", bool(np.allclose(reads[0], reads[1])))
 differ = 0
 for trial in range(200):                                 # self-read: h_j is key and value
-    q_, H = rng.standard_normal((1, 4)), mg.tensor(rng.standard_normal((1, 5, 4)), requires_grad=True)
+    q_, H = rng.standard_normal((1, 4)), mg.tensor(rng.standard_normal((1, 5, 4)),
+                                                   requires_grad=True)
     c_, a_ = read(DotScore()(q_, H), H)
     (c_ * rng.standard_normal(4)).sum().backward()       # L = w·c
     differ += int(a_.data.argmax() != np.linalg.norm(H.grad[0], axis=-1).argmax())

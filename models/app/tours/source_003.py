@@ -101,7 +101,8 @@ chars = list(text) + ["<eos>"]
 rows = list(data.tgt_vocab.decode(out.tokens[:-1])) + ["<eos>"]
 print(heatmap_text(out.weights, rows, chars,
                    title=_("Bahdanau, trained: α (rows output, columns source)")))
-note("bahdanau_diag", float(np.mean(np.diag(out.weights))) if out.weights.shape[0] == len(chars) else 0.0)
+note("bahdanau_diag", float(np.mean(np.diag(out.weights)))
+     if out.weights.shape[0] == len(chars) else 0.0)
 note("p1_sum", float(p1.sum()))
 try_it(_("decode a string of 11 symbols (longer than training) and look where the diagonal "
          "blurs."))
@@ -154,7 +155,8 @@ with mg.no_grad():
     s_t = models["Luong"].decoder.rnn(np.array([1]), st[1:], st[:1])[0]   # s_1, first
     for name, score in (("dot", DotScore()), ("general", models["Luong"].decoder.attention.score),
                         ("concat", ConcatScore(64, 64, 32, rng=np.random.default_rng(0)))):
-        print(f"  3.1 {name:<7} score(s_1, h_j) = {np.round(score(s_t, enc_l.annotations).data[0], 3)}")
+        print(f"  3.1 {name:<7} score(s_1, h_j) = "
+              f"{np.round(score(s_t, enc_l.annotations).data[0], 3)}")
 try:
     DotScore()(np.zeros((1, 3)), enc_l.annotations)
 except ValueError as err:
@@ -239,7 +241,8 @@ q_k = scaled_dot_product_attention(rnn[0].data[:, None], (H_np @ W.T)[None], H_n
 print(_("  by hand: α = {alpha}").format(alpha=np.round(a_np, 4)))
 print(_("  library: α = {alpha};  as Q·K (scale 1): {q_k}").format(
       alpha=np.round(a_lib.data[0], 4), q_k=np.round(q_k, 4)))
-note("by_hand_gap", float(max(np.abs(a_np - a_lib.data[0]).max(), np.abs(c_np - c_lib.data[0]).max(),
+note("by_hand_gap", float(max(np.abs(a_np - a_lib.data[0]).max(),
+                              np.abs(c_np - c_lib.data[0]).max(),
                               np.abs(q_k - a_np).max())))
 for n in (10, 100, 1000):
     print(_("  n = {n:>4} target steps reading a length-{n} source: n² = {scores:,} scores "
@@ -305,6 +308,7 @@ show(grid_svg([heatmap_svg(b_out.weights, labels(b_out), chars, title="Bahdanau"
 han = hierarchical(out_dir=None)                         # experience three, the other half
 print(han.text)
 show(han.values["figure"], "003_s6_hierarchical.svg")
-note("hierarchical", {k: han.values[k] for k in ("accuracy", "sentence_weight", "word_weight", "by_class")})
+note("hierarchical", {k: han.values[k]
+                      for k in ("accuracy", "sentence_weight", "word_weight", "by_class")})
 try_it(_("truncate with window = 0 and see a pure diagonal read; python -m models inspect on a "
          "saved run makes the same checks."))

@@ -37,7 +37,8 @@ class Block:
 
     def where(self, name: str) -> str:
         first = self.text.split("\n")[0]
-        return f"source_{name}.py line {self.line}, cell {self.cell} ({self.marker}): {first[:60]!r}"
+        return (f"source_{name}.py line {self.line}, cell {self.cell} ({self.marker}): "
+                f"{first[:60]!r}")
 
 
 def is_comment(line: str) -> bool:
@@ -62,7 +63,8 @@ def blocks(script: str) -> list:
         elif is_comment(lines[i]):
             indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
             end = i
-            while end < len(lines) and is_comment(lines[end]) and lines[end].startswith(indent + "#"):
+            while end < len(lines) and is_comment(lines[end]) and \
+                    lines[end].startswith(indent + "#"):
                 end += 1
             out.append(Block(i + 1, cell, marker, indent,
                              "\n".join(_uncomment(l) for l in lines[i:end]), end - i))
@@ -116,7 +118,8 @@ def _quote(text: str) -> str:
     parts = text.split("\n")
     if len(parts) == 1:
         return q(text)
-    return "\n".join(['""'] + [q(p, "\\n") for p in parts[:-1]] + ([q(parts[-1])] if parts[-1] else []))
+    return "\n".join(['""'] + [q(p, "\\n") for p in parts[:-1]] +
+                     ([q(parts[-1])] if parts[-1] else []))
 
 
 def catalog_text(name: str, translations: dict) -> str:
@@ -137,7 +140,8 @@ def catalog_text(name: str, translations: dict) -> str:
                 "msgid " + _quote(b.text), "msgstr " + _quote(translations.get(b.text, "")), ""]
     for old in (k for k in translations if k not in done):
         out += ["#~ " + line for line in
-                ("msgid " + _quote(old) + "\nmsgstr " + _quote(translations[old])).split("\n")] + [""]
+                ("msgid " + _quote(old) + "\nmsgstr " + _quote(translations[old])).split("\n")
+                ] + [""]
     return "\n".join(out)
 
 
