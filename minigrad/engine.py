@@ -114,8 +114,9 @@ def topological_order(roots) -> list:
 
 def unbroadcast(grad, shape: tuple, dtype, op: str = "?"):
     """Sum ``grad`` back to ``shape``: broadcasting's adjoint (shapes aligned from the right)."""
-    if grad.shape != shape:  # sum the prepended axes, then the stretched ones
+    if grad.ndim > len(shape):  # sum the prepended axes
         grad = grad.sum(axis=tuple(range(grad.ndim - len(shape))))
+    if grad.shape != shape:  # then the stretched ones
         grad = grad.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
         if grad.shape != shape:
             checks.refuse_unbroadcast(grad, shape, op)
