@@ -190,15 +190,15 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
 
 
 def log_softmax_array(x: np.ndarray, axis=-1, mask=None) -> tuple:
-    """(x − lse, lse) over ``axis``, lse = log Σ e^x = m + log Σ e^(x − m) with m = max x, so
-    nothing overflows. ``mask`` (True = keep) leaves entries out: −∞ there, lse = −∞ if none is
-    kept."""
+    """(x − lse, lse) over ``axis``: lse = log Σ e^x = m + log Σ e^(x − m), m = max x, so nothing
+    overflows. ``mask`` (True = keep) leaves entries out: −∞ there, lse = −∞ if none is kept."""
     x = x if mask is None else np.where(mask, x, -np.inf)
     m = x.max(axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0)  # a row of −∞: no −∞ − (−∞) in x − m
+    logp = x - m
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_s = np.log(np.exp(x - m).sum(axis=axis, keepdims=True))   # −∞ for an empty row
-        logp = x - m - log_s
+        log_s = np.log(np.exp(logp).sum(axis=axis, keepdims=True))    # −∞ for an empty row
+        logp -= log_s                                                 # in place: x − m − log s
     return (logp if mask is None else np.where(mask, logp, -np.inf)), m + log_s
 
 
