@@ -62,8 +62,7 @@ class Tensor:
 
     @staticmethod
     def _from_op(data, parents: tuple, vjp, op: str) -> "Tensor":
-        """The result of op ``op``, recording ``parents`` and ``vjp`` if a parent needs grad;
-        a leaf it reads keeps a copy of its bytes (``check_saved``)."""
+        """Op ``op``'s result, with ``parents`` and ``vjp`` if one needs grad (``check_saved``)."""
         t = Tensor.__new__(Tensor)
         t.data = np.asarray(data)
         t.grad = None
@@ -73,7 +72,7 @@ class Tensor:
         t._parents = parents if t.requires_grad else ()
         t._vjp = vjp if t.requires_grad else None
         for p in t._parents:
-            if p._vjp is None and p._pass != mode.backward_pass:  # a leaf, first seen
+            if p._vjp is None and p._pass != mode.backward_pass:  # a leaf: keep its bytes
                 p._snapshot = p.data.tobytes()
                 p._pass = mode.backward_pass
         if mode.anomaly:
