@@ -181,7 +181,11 @@ def run_lock(folder):
         yield
         return
     _refuse_if_held(folder, path)
-    check_owned(folder)  # before .lock is created: nothing is written into a user's folder
+    try:
+        check_owned(folder)  # before .lock is created: nothing is written into a user's folder
+    except NotARunFolder:
+        _refuse_if_held(folder, path)  # a run that took the folder meanwhile: name that run
+        raise
     with contextlib.ExitStack() as stack:
         while True:
             fd = stack.enter_context(open_lock(path, os.O_RDWR | os.O_CREAT))
