@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.coerce import pair
+from minigrad.ops import pair
 from minigrad.tensor import Tensor
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from attention.checks import check_masked
 from attention.scores import AdditiveScore, Attention
 from minigrad import init
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.shape_ops import broadcast_to
 

@@ -13,10 +13,9 @@ import numpy as np
 
 from attention.scores import AdditiveScore, ConcatScore
 from attention.checks import shape_str
-from minigrad.coerce import as_tensor
-from minigrad.kernels import tanh_
+from minigrad.ops import as_tensor
+from minigrad.kernels import once_differentiable, tanh_
 from minigrad.tensor import Tensor
-from minigrad.xp import once_differentiable
 
 
 def additive_tanh(q, k, v) -> Tensor:

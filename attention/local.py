@@ -23,7 +23,7 @@ from attention.checks import check_masked, check_position, read_inputs, shape_st
 from attention.masking import window_mask
 from attention.read import read_op, weighted_sum
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.tensor import Tensor
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from attention.checks import as_mask
 from minigrad import functional as F
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.tensor import Tensor
 
 

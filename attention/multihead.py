@@ -18,7 +18,7 @@ from attention.checks import as_mask, check_masked, shape_str
 from attention.masking import causal_mask
 from attention.read import read_op, weighted_sum
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.nn import Linear, Module
 from minigrad.tensor import Tensor
 

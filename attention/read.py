@@ -12,7 +12,7 @@ and gets exactly 0; Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0, so a shift o
 nothing; a query whose every key is masked has α = 0, reads c = 0 and passes back zeros.
 
 ``attend`` composes the read from minigrad ops; ``read`` is one op whose VJP is the formula in
-the ``xp`` form (minigrad/xp.py), so both differentiate again. Both check their inputs (values
+the ``xp`` form (minigrad/tensor.py), so both differentiate again. Both check their inputs (values
 at masked positions must be finite, as 0 · inf = NaN); ``read_op`` is the op, for callers that
 checked them.
 """

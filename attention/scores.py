@@ -17,7 +17,7 @@ from attention.checks import check_masked, check_options, check_position, read_i
 from attention.masking import check_temperature, window_mask
 from attention.read import read_op, weighted_sum
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.tensor import Tensor
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from minigrad.engine import Tensor, run_backward
-from minigrad.tensor import initial_gradient
-from minigrad.xp import ARRAYS, TENSORS
+from minigrad.tensor import ARRAYS, TENSORS, initial_gradient
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,

@@ -2,7 +2,7 @@
 
 The lesson (``ops.py``, ``shape_ops.py``, ``functional.py``, ``nn_ops.py``) holds the ops the
 models run; NumPy's and PyTorch's other functions live here, written in the same way (a forward
-in NumPy and a VJP in ``xp`` form, ``minigrad/xp.py``, or composed from lesson ops), so each can
+in NumPy and a VJP in ``xp`` form, ``minigrad/tensor.py``, or composed from lesson ops), so each can
 be differentiated any number of times. They are exported from ``minigrad`` (the activations and
 losses also as ``functional.<name>``) and tested by the same op table
 (``minigrad/gradcheck_cases.py``). Sections: elementwise, reductions, products, shape, then
@@ -16,10 +16,10 @@ import math
 import numpy as np
 
 from minigrad.checks import mismatch
-from minigrad.coerce import (as_tensor, check_not_empty, class_targets, normalize_axes,
-                             normalize_axis, pair, reduce_axes, softmax_axis)
 from minigrad.engine import Tensor
-from minigrad.ops import _bool_error, log_softmax_array, matmul, mul, power, relu, sigmoid
+from minigrad.ops import (_bool_error, as_tensor, check_not_empty, class_targets,
+                          log_softmax_array, matmul, mul, normalize_axes, normalize_axis, pair,
+                          power, reduce_axes, relu, sigmoid, softmax_axis)
 from minigrad.shape_ops import getitem, reshape
 
 

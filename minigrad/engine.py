@@ -3,12 +3,14 @@
 An op makes its result with ``Tensor._from_op(data, parents, vjp, name)``. A VJP
 ``vjp(xp, g, out, *inputs)`` returns one gradient (or None) per input, given g = ∂L/∂out: one
 formula, run on arrays with NumPy as ``xp`` or, under ``create_graph=True``, on Tensors with
-minigrad's ops (``xp.py``; ``Tensor.backward`` in ``tensor.py`` picks the namespace).
+minigrad's ops (``tensor.py`` holds both namespaces; ``Tensor.backward`` picks one).
 ``run_backward`` orders the graph (iteratively: a 100 000-op chain works), calls each VJP once,
 sums each gradient back to its parent's shape, accumulates into the leaves' ``.grad`` and frees
 the graph. Operators and methods are attached in ``tensor.py``.
 """
 from __future__ import annotations
+
+import threading
 
 import numpy as np
 
@@ -49,7 +51,6 @@ class Tensor:
 
     __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
                  "_pass", "_kept", "__weakref__")  # _kept: what backward keeps for drawing
-    __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype, requires_grad)
@@ -81,8 +82,7 @@ class Tensor:
 
 
 def check_saved(order) -> None:
-    """Refuse backward if a leaf's data changed in place since the graph read it: the VJPs read
-    those data, so the gradients would be silently wrong."""
+    """Refuse backward if a leaf's data changed in place since an op read it (wrong gradients)."""
     for leaf in order:
         if leaf._vjp is None and leaf._pass >= 0 and leaf.data.tobytes() != leaf._snapshot:
             checks.refuse_changed(leaf, order)
@@ -90,24 +90,22 @@ def check_saved(order) -> None:
 
 KEEP_NODES = 500  # a graph this small keeps its shape and gradients when backward frees it,
 KEEP_NUMBERS = 100_000  # so that draw_graph can draw it after backward (``Tensor._kept``)
+LEAVES = threading.Lock()  # backward passes in several threads into one leaf add up, as PyTorch
 FREED = lambda xp, g, out, *inputs: None  # noqa: E731  (a freed node's VJP: refused)
 
 
 def topological_order(roots) -> list:
-    """Every node reachable from ``roots``, each after all of its parents: a depth-first
-    search with an explicit stack of (node, iterator over its parents), no recursion."""
-    order, seen = [], set()
-    for root in roots:
-        stack = [] if root in seen else [(root, iter(root._parents))]
-        seen.add(root)
-        while stack:
-            for parent in stack[-1][1]:
-                if parent not in seen:
-                    seen.add(parent)
-                    stack.append((parent, iter(parent._parents)))
-                    break
-            else:  # every parent is already in ``order``
-                order.append(stack.pop()[0])
+    """Every node reachable from ``roots``, each after its parents: depth first, with a stack (no
+    recursion); a node is placed when it leaves the stack the second time, after its parents."""
+    order, seen, stack = [], set(), [(root, False) for root in roots]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+        elif node not in seen:
+            seen.add(node)
+            stack.append((node, True))
+            stack.extend((p, False) for p in node._parents if p not in seen)
     return order
 
 
@@ -140,10 +138,11 @@ def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
         if wanted is not None and node in wanted:
             found[node] = g
         if node._vjp is None:  # a leaf: .grad is its own array (a Tensor under create_graph)
-            if wanted is None and node.grad is None:  # its own copy: g may be a VJP's view
-                node.grad = g if on_tensors else np.array(g)
-            elif wanted is None:
-                node.grad += g  # in place, as PyTorch accumulates
+            with LEAVES:
+                if wanted is None and node.grad is None:  # its own copy: g may be a VJP's view
+                    node.grad = g if on_tensors else np.array(g)
+                elif wanted is None:
+                    node.grad += g  # in place, as PyTorch accumulates
             continue
         if node._vjp is FREED:
             checks.refuse_freed(node._op)

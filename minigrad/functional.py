@@ -11,10 +11,10 @@ from minigrad.catalogue import (binary_cross_entropy,  # noqa: F401
                                 binary_cross_entropy_with_logits, elu, leaky_relu, nll_loss, silu,
                                 softplus, sparsemax)
 from minigrad.checks import mismatch
-from minigrad.coerce import as_tensor, boolean_mask, class_targets, softmax_axis
 from minigrad.engine import Tensor
 from minigrad.init import check_rng
-from minigrad.ops import log_softmax_array
+from minigrad.ops import (as_tensor, boolean_mask, class_targets, log_softmax_array,
+                          softmax_axis)
 
 
 # ---- layers' functions -----------------------------------------------------------------------

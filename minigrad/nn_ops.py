@@ -10,7 +10,7 @@ import numpy as np
 import minigrad.ops as ops
 from minigrad.catalogue import erf
 from minigrad.checks import mismatch
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.engine import Tensor
 
 

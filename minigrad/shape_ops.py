@@ -8,9 +8,9 @@ import itertools
 import numpy as np
 
 from minigrad.checks import mismatch
-from minigrad.coerce import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
-                             pair, reduce_axes)
 from minigrad.engine import Tensor
+from minigrad.ops import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
+                          pair, reduce_axes)
 
 
 def _data(i):
@@ -26,6 +26,11 @@ def reshape(x, shape) -> Tensor:
         raise ValueError(f"reshape: cannot reshape {x.shape} ({x.size} elements) into "
                          f"{tuple(np.atleast_1d(shape).tolist())}") from None
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "reshape")
+
+
+def ravel(x) -> Tensor:
+    """The elements in one axis (``reshape(x, -1)``)."""
+    return reshape(x, -1)
 
 
 def transpose(x, axes=None) -> Tensor:
@@ -157,11 +162,10 @@ def scatter(values, index, shape) -> Tensor:
 
 
 def scatter_array(values: np.ndarray, index, shape: tuple) -> np.ndarray:
-    """``scatter`` on arrays: an assignment for basic indices, ``np.add.at`` (repeats add up)
-    otherwise."""
+    """``scatter`` on arrays: assignment for basic indices, else ``np.add.at`` (repeats add up)."""
     out = np.zeros(shape, dtype=values.dtype)
-    if all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
-           for i in (index if isinstance(index, tuple) else (index,))):
+    basic = (int, np.integer, slice, type(None), type(Ellipsis))
+    if all(isinstance(i, basic) for i in (index if isinstance(index, tuple) else (index,))):
         out[index] = values
     else:
         np.add.at(out, index, values)

@@ -1,17 +1,73 @@
 """``Tensor``'s array-like face: operators, NumPy's methods, conversions, printing, each one op
-of ``ops.py``, ``shape_ops.py`` or ``catalogue.py``, attached here so the engine imports no op.
-The dtype policy is ``coerce.py``'s; only real floating tensors can require grad.
+of ``ops.py``, ``shape_ops.py`` or ``catalogue.py``, attached here so the engine imports no op;
+and ``backward``, with the namespace ``xp`` its VJPs compute with.
+
+A VJP is written once, with operators, the methods ndarray and Tensor share (indexing too), and
+``xp``'s functions; it runs on arrays (``ARRAYS``) or, recorded so that it can be differentiated
+again, on Tensors (``TENSORS``, ``create_graph=True``). ``xp.saved(array, recompute)`` is a value
+the forward saved, or under ``create_graph`` recomputed. The dtype policy is ``ops.as_tensor``'s;
+only real floating tensors can require grad.
 """
 from __future__ import annotations
 
-import functools
 import operator
 
 import numpy as np
 
-from minigrad import catalogue, checks, ops, shape_ops
+from minigrad import catalogue, checks, numpy_functions, ops, shape_ops
 from minigrad.engine import Tensor, run_backward
-from minigrad.xp import ARRAYS, TENSORS
+from minigrad.shape_ops import scatter_array
+
+
+def _nan_to_zero_array(p):
+    p = np.asarray(p)  # an array even when 0-d
+    p[np.isnan(p)] = 0
+    return p
+
+
+class Arrays:
+    """``xp`` on the first-order path: NumPy on ndarrays."""
+
+    broadcast_to = staticmethod(np.broadcast_to)
+    where = staticmethod(np.where)
+    zeros_like = staticmethod(np.zeros_like)
+    exp = staticmethod(np.exp)
+    sin = staticmethod(np.sin)
+    cos = staticmethod(np.cos)
+    sigmoid = staticmethod(ops.sigmoid_array)
+    log = staticmethod(np.log)
+    maximum = staticmethod(np.maximum)
+    power = staticmethod(np.power)
+    prod = staticmethod(np.prod)
+    cumsum = staticmethod(np.cumsum)
+    einsum = staticmethod(np.einsum)
+    scatter = staticmethod(scatter_array)
+    nan_to_zero = staticmethod(_nan_to_zero_array)
+    saved = staticmethod(lambda array, recompute: array)
+
+
+class Tensors:
+    """``xp`` under ``create_graph=True``: minigrad's ops on Tensors, so the backward records."""
+
+    broadcast_to = staticmethod(shape_ops.broadcast_to)
+    where = staticmethod(shape_ops.where)
+    zeros_like = staticmethod(lambda x: Tensor(np.zeros_like(x.data)))
+    exp = staticmethod(ops.exp)
+    sin = staticmethod(catalogue.sin)
+    cos = staticmethod(catalogue.cos)
+    sigmoid = staticmethod(ops.sigmoid)
+    log = staticmethod(ops.log)
+    maximum = staticmethod(catalogue.maximum)
+    power = staticmethod(ops.power)
+    prod = staticmethod(catalogue.prod)
+    cumsum = staticmethod(catalogue.cumsum)
+    einsum = staticmethod(catalogue.einsum)
+    scatter = staticmethod(shape_ops.scatter)
+    nan_to_zero = staticmethod(lambda p: shape_ops.masked_fill(p, np.isnan(p.data), 0.0))
+    saved = staticmethod(lambda array, recompute: recompute())
+
+
+ARRAYS, TENSORS = Arrays(), Tensors()
 
 
 def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
@@ -31,9 +87,8 @@ def initial_gradient(t, g, create_graph: bool):
     seed = np.ones_like(t.data) if g is None else np.asarray(_data(g), dtype=t.data.dtype)
     if not t.requires_grad or (g is None and t.data.size != 1) or seed.shape != t.shape:
         checks.refuse_backward(t, seed)
-    if create_graph and isinstance(g, Tensor) and g.dtype == t.dtype:
-        return g  # kept, so that the results depend on it too
-    return Tensor(seed) if create_graph else seed
+    keep = create_graph and isinstance(g, Tensor) and g.dtype == t.dtype  # results depend on g
+    return g if keep else (Tensor(seed) if create_graph else seed)
 
 
 def _data(x):
@@ -48,8 +103,8 @@ def _bool(self) -> bool:
 
 
 def _array(self, dtype=None, copy=None) -> np.ndarray:
-    """``np.asarray(t)`` is ``t.data`` (no graph). ``ndarray + t`` still gives a Tensor:
-    ``__array_ufunc__ = None`` makes NumPy defer to the reflected operator first."""
+    """``np.asarray(t)`` is ``t.data`` (no graph); ``np.exp(t)``, ``ndarray + t`` and
+    ``np.sum(t)`` are ops (``numpy_functions.py``)."""
     data = self.data if dtype is None else self.data.astype(dtype, copy=False)
     return data.copy() if copy else data
 
@@ -72,22 +127,6 @@ def _setitem(self, index, value):
     raise TypeError("tensor: t[index] = value is not recorded by autograd (the gradient would be "
                     "wrong): build a new tensor, e.g. mg.where(mask, value, t) or "
                     "t.masked_fill(mask, value), or change t.data before any op reads t")
-
-
-_ABSENT = object()  # a keyword not given (NumPy passes ``out=None`` explicitly)
-
-
-def _reduction(op):
-    """``t.sum(...)`` is the op ``ops.sum``; NumPy's ``np.sum(t)`` calls ``t.sum(axis=...,
-    out=None)`` and gets NumPy's answer on t.data, with no graph (as ``np.asarray(t)``)."""
-    @functools.wraps(op)
-    def method(self, *args, out=_ABSENT, **kwargs):
-        if out is not _ABSENT:
-            return getattr(np, op.__name__)(self.data, *args, out=out, **kwargs)
-        if "dtype" in kwargs:
-            raise TypeError(f"Tensor.{op.__name__}: dtype= is not supported (t.astype first)")
-        return op(self, *args, **kwargs)
-    return method
 
 
 def _shape_args(fn):
@@ -120,8 +159,10 @@ _METHODS = {
     "__hash__": object.__hash__,  # by identity: the engine's dicts and sets never call ==
     "astype": ops.astype, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh,
     "sigmoid": ops.sigmoid, "relu": ops.relu, "logsumexp": catalogue.logsumexp,
-    **{op.__name__: _reduction(op) for op in (ops.sum, ops.mean, catalogue.max, catalogue.min,
-                                              catalogue.prod, catalogue.var, catalogue.std)},
+    **{op.__name__: op for op in (ops.sum, ops.mean, catalogue.max, catalogue.min,
+                                  catalogue.prod, catalogue.var, catalogue.std)},
+    "__array_ufunc__": numpy_functions.array_ufunc,
+    "__array_function__": numpy_functions.array_function,
     "all": lambda self, *a, **k: self.data.all(*a, **k),  # booleans: no graph, as comparisons
     "any": lambda self, *a, **k: self.data.any(*a, **k),
     "abs": catalogue.abs, "sign": catalogue.sign, "sin": catalogue.sin, "cos": catalogue.cos,
@@ -129,8 +170,7 @@ _METHODS = {
     "argmax": catalogue.argmax, "argmin": catalogue.argmin, "cumsum": catalogue.cumsum,
     "erf": catalogue.erf,
     "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
-    "flatten": lambda self: shape_ops.reshape(self, -1),
-    "ravel": lambda self: shape_ops.reshape(self, -1),
+    "flatten": shape_ops.ravel, "ravel": shape_ops.ravel,
     "swapaxes": shape_ops.swapaxes, "expand_dims": shape_ops.expand_dims,
     "squeeze": shape_ops.squeeze, "broadcast_to": shape_ops.broadcast_to,
     "masked_fill": shape_ops.masked_fill, "repeat": catalogue.repeat,

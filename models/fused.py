@@ -34,10 +34,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.coerce import as_tensor
-from minigrad.kernels import sigmoid_, tanh_
+from minigrad.ops import as_tensor
+from minigrad.kernels import once_differentiable, sigmoid_, tanh_
 from minigrad.tensor import Tensor
-from minigrad.xp import once_differentiable
 
 
 def gru_step(gi, h, weight_hh, bias_hh, reset_after: bool = True) -> Tensor:

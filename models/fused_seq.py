@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad.kernels import tanh_
+from minigrad.kernels import once_differentiable, tanh_
 from minigrad.tensor import Tensor
-from minigrad.xp import once_differentiable
 from models.seq2seq import check_ids
 from models.fused import gru_backward, gru_forward
 

@@ -27,7 +27,7 @@ import numpy as np
 
 import minigrad as mg
 from minigrad import functional as F, init
-from minigrad.coerce import as_tensor
+from minigrad.ops import as_tensor
 from minigrad.nn import Embedding, Module, Parameter, check_sizes
 
 from models.vocab import PAD
@@ -62,10 +62,8 @@ class GRUCell(Module):
         gh = F.linear_op(h, W, b)                                    # (B, 3H) = W_hh h + b_hh
         rz = mg.sigmoid(gi[:, :2 * H] + gh[:, :2 * H])               # (B, 2H): r | z
         r, z = rz[:, :H], rz[:, H:]                                  # (B, H) each
-        if self.reset_after:
-            hn = r * gh[:, 2 * H:]                                   # (B, H): r ⊙ (W_hn h + b_hn)
-        else:  # Cho: gh's n rows go unused
-            hn = F.linear_op(r * h, W[2 * H:], b[2 * H:])            # (B, H): W_hn (r ⊙ h) + b_hn
+        hn = (r * gh[:, 2 * H:] if self.reset_after                  # (B, H): r ⊙ (W_hn h + b_hn)
+              else F.linear_op(r * h, W[2 * H:], b[2 * H:]))         # Cho: W_hn (r ⊙ h) + b_hn
         n = mg.tanh(gi[:, 2 * H:] + hn)                              # (B, H)
         return n + z * (h - n)                           # h' (B, H) = (1 − z) ⊙ n + z ⊙ h
 
@@ -118,17 +116,23 @@ def _zeros(cell, x) -> mg.Tensor:
 
 def _check(cell, x, state) -> tuple:
     """x (B, I) and the state's parts (h, or the tuple (h, c)), each (B, H), as Tensors."""
-    who, parts = type(cell).__name__, state if isinstance(state, tuple) else (state,)
+    parts = state if isinstance(state, tuple) else (state,)
+    x, *parts = (as_tensor(t, cell.weight_hh) for t in (x, *parts))
+    form = [isinstance(state, tuple)] + [t.data.shape[-1:] for t in (x, *parts)]  # tuple?, (I,), (H,)…
+    if form != [len(cell.parts) > 1, (cell.input_size,)] + [(cell.hidden_size,)] * len(cell.parts):
+        _refuse_state(cell, state, x, parts)
+    return (x, *parts)
+
+
+def _refuse_state(cell, state, x, parts):
+    who = type(cell).__name__
     if isinstance(state, tuple) != (len(cell.parts) > 1) or len(parts) != len(cell.parts):
         want = "the tuple (h, c)" if len(cell.parts) > 1 else "h, one tensor (B, H)"
         got = f"a tuple of {len(state)}" if isinstance(state, tuple) else type(state).__name__
         raise TypeError(f"{who}: the state must be {want}, as in torch.nn.{who}; got {got}")
-    x, *parts = (as_tensor(t, cell.weight_hh) for t in (x, *parts))
-    if [t.shape[-1] for t in (x, *parts)] != [cell.input_size] + [cell.hidden_size] * len(parts):
-        got = ", ".join(f"{n} {tuple(t.shape)}" for n, t in zip(("x",) + cell.parts, (x, *parts)))
-        raise ValueError(f"{who}: {got} do not fit input_size={cell.input_size}, "
-                         f"hidden_size={cell.hidden_size}")
-    return (x, *parts)
+    got = ", ".join(f"{n} {tuple(t.shape)}" for n, t in zip(("x",) + cell.parts, (x, *parts)))
+    raise ValueError(f"{who}: {got} do not fit input_size={cell.input_size}, "
+                     f"hidden_size={cell.hidden_size}")
 
 
 class Encoded(NamedTuple):

@@ -241,12 +241,12 @@ TOOLS = files_of("minigrad/viz/**/*.py", "minigrad/draw/**/*.py", "minigrad/exer
                  "minigrad/__main__.py")
 APPLICATION = files_of("models/app/**/*.py", "attention/demos/*.py", "attention/__main__.py",
                        "models/__main__.py")
-CATALOGUE = files_of("minigrad/catalogue.py")
+CATALOGUE = files_of("minigrad/catalogue.py", "minigrad/numpy_functions.py")
 CORE = files_of("minigrad/*.py", "attention/*.py", "models/*.py") - KERNELS - TOOLS - \
     APPLICATION - CATALOGUE
 ROOMS = {  # room -> (files, budget in lines); tools and application: today's size and a margin
     "core": (CORE, 3000),
-    "catalogue": (CATALOGUE, 600),
+    "catalogue": (CATALOGUE, 650),   # the ops no model uses, and NumPy's functions on Tensors
     "kernels": (KERNELS, 1000),
     "tools": (TOOLS, 6300),
     "application": (APPLICATION, 6500),
@@ -316,8 +316,7 @@ def rooms() -> str:
 
 # A path not yet within its budget may not grow: its ceiling is what it runs today, lowered as
 # it is cut. (Remove a path's entry when it fits its budget.)
-CEILING = {"gru_scenario": (247, 8), "step_scenario": (765, 14), "core": 4017, "kernels": 963,
-           "error share": 0.22}
+CEILING = {"core": 3980, "error share": 0.22}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.scenario.__name__ for p in PATHS])

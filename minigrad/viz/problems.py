@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minigrad import engine, xp
+from minigrad import engine
+from minigrad.tensor import ARRAYS
 from minigrad.tensor import Tensor
 from minigrad.viz.draw import draw_graph
 from minigrad.viz.trace import Trace, trace
@@ -87,7 +88,7 @@ def _agrees(node, parents, tangent, rng, rtol) -> bool:
     lhs = float(np.sum(u * tangent[node]))
     terms = [abs(lhs)]
     rhs = 0.0
-    for p, g in zip(parents, node._vjp(xp.ARRAYS, u, node.data, *[q.data for q in parents])):
+    for p, g in zip(parents, node._vjp(ARRAYS, u, node.data, *[q.data for q in parents])):
         if g is None or p not in tangent:
             continue
         g = engine.unbroadcast(np.asarray(g, dtype=np.float64), p.shape, np.float64, node._op)
