@@ -118,7 +118,7 @@ def _check(cell, x, state) -> tuple:
     """x (B, I) and the state's parts (h, or the tuple (h, c)), each (B, H), as Tensors."""
     parts = state if isinstance(state, tuple) else (state,)
     x, *parts = (as_tensor(t, cell.weight_hh) for t in (x, *parts))
-    form = [isinstance(state, tuple)] + [t.data.shape[-1:] for t in (x, *parts)]  # tuple?, (I,), (H,)…
+    form = [isinstance(state, tuple)] + [t.data.shape[-1:] for t in (x, *parts)]  # tuple?, I, H…
     if form != [len(cell.parts) > 1, (cell.input_size,)] + [(cell.hidden_size,)] * len(cell.parts):
         _refuse_state(cell, state, x, parts)
     return (x, *parts)
