@@ -1,151 +1,145 @@
-"""The entry checks of attention. Each public function checks what a user hands in once, with
-these; the code it calls assumes it. Errors are ValueErrors naming the function, role, shapes.
-
+"""The entry checks of attention: each public function checks what a user hands in once, with
+these; the code it calls assumes it. Errors are one-line ValueErrors naming the op, role, shapes.
 Shape letters: B batch, T queries, S keys (source positions), D width, h heads.
 """
 from __future__ import annotations
 
+import functools
+import itertools
+
 import numpy as np
 
-from minigrad.ops import pair
+from minigrad.ops import boolean_mask, pair
 from minigrad.tensor import Tensor
 
 
-def shape_str(shape, letters: str = "") -> str:
-    """``(4, 7, 8)`` with letters "BS" -> ``"(B=4, S=7, 8)"``: names the leading dimensions."""
-    parts = [f"{l}={n}" if l != " " else str(n) for l, n in zip(letters.ljust(len(shape)), shape)]
-    return "(" + ", ".join(parts) + ")"
+def shape_str(shape, letters="") -> str:
+    """``(4, 7, 8)`` with letters "BS" (or ["B", "S"]) -> ``"(B=4, S=7, 8)"``."""
+    names = list(letters) + [" "] * len(shape)
+    return "(" + ", ".join(f"{l}={n}" if l != " " else str(n) for l, n in zip(names, shape)) + ")"
 
 
-def scores_str(shape) -> str:
-    """The shape of scores (B, S), (B, T, S) or (B, h, T, S), lettered."""
-    return shape_str(shape, {2: "BS", 3: "BTS", 4: "BhTS"}.get(len(shape), ""))
+def fit(op: str, **roles) -> None:
+    """Check lettered axes role by role: ``role=(x, "B T? S+")`` (an array, a Tensor or a shape;
+    None is skipped) or ``E=8``. A letter keeps the size it is first given; ``T?`` may be missing
+    (then in every role), ``S+`` is at least 1. The same shapes fit once (a cache)."""
+    _fit(op, tuple((r, s) if isinstance(s, (int, np.integer)) else None if s[0] is None else
+                   (r, tuple(getattr(s[0], "shape", s[0])), s[1]) for r, s in roles.items()))
 
 
-def as_mask(mask, scores_shape: tuple, who: str, role: str = "mask", what: str = "scores",
+@functools.lru_cache(maxsize=1024)
+def _fit(op: str, roles: tuple) -> None:
+    size, done = {}, []
+    for role, shape, *pattern in filter(None, roles):               # None: skipped
+        axes = None
+        if not pattern:                                              # a size given: E=8
+            size[role] = shape
+        else:
+            known, layout = dict(size), _layout(pattern[0], len(shape), size)
+            if layout:
+                axes = layout[1]
+                size.update(dict.fromkeys(layout[3]))                # missing here: everywhere
+            for (L, positive), n in zip(axes or (), shape):
+                if size.setdefault(L, n) != n or positive and n < 1:
+                    axes = None
+            if axes is None:
+                raise _misfit(op, role, shape, pattern[0], known, done)
+        done.append((role, shape, axes))
+
+
+def _layout(pattern: str, ndim: int, size: dict):
+    """The first way ``pattern`` lies on ``ndim`` axes, ``(ndim, ((letter, at least 1), ...),
+    optional letters there, optional letters missing)``: those seen are there, those missing
+    before stay missing, the others come from the left."""
+    axes = pattern.split()
+    opt = [a for a in axes if a[-1] == "?"]
+    for on in (on for k in range(len(opt) + 1) for on in itertools.combinations(opt, k)):
+        used = tuple((a.rstrip("?+"), a[-1] == "+") for a in axes if a[-1] != "?" or a in on)
+        there, missing = [a[:-1] for a in on], [a[:-1] for a in opt if a not in on]
+        if len(used) == ndim and all(size.get(L, 0) is not None for L in there) and \
+                all(size.get(L) is None for L in missing):
+            return ndim, used, there, missing
+    return None
+
+
+def _misfit(op: str, role: str, shape: tuple, pattern: str, known: dict, done: list):
+    """``fit``'s error: the role's shape, lettered, against its pattern with the sizes known."""
+    def lettered(shape, axes):
+        return shape_str(shape, [L for L, _ in axes])
+    axes = (_layout(pattern, len(shape), known) or (0, None))[1]
+    got = str(shape) if axes is None else lettered(shape, axes)
+    want = ", ".join(f"{L}={known[L]}" if known.get(L) is not None else f"[{L}]" if a[-1] == "?"
+                     else f"{L} >= 1" if a[-1] == "+" else L
+                     for a in pattern.split() for L in [a.rstrip("?+")]
+                     if known.get(L, 0) is not None or a[-1] != "?")
+    given = ", ".join(f"{r}={s}" if u is None else f"{r} {lettered(s, u)}" for r, s, u in done)
+    return ValueError(f"{op}: {role} {got} does not fit ({want})"
+                      + (f", given {given}" if given else ""))
+
+
+def read_inputs(op: str, scores, values, mask) -> tuple:
+    """A read's Tensors ``(scores, values)``, checked, and the mask ready to broadcast (or None);
+    values hidden by the mask must be finite."""
+    scores, values = pair(scores, values)
+    fit(op, values=(values, "B h? S+ D"), scores=(scores, "B h? T? S"))
+    mask = None if mask is None else as_mask(mask, scores.shape, op)  # (B, [1|T,] S)
+    check_masked(op, "values", values, mask)
+    return scores, values, mask
+
+
+def as_mask(mask, scores: tuple, op: str, role: str = "mask", what: str = "scores",
             broadcast: bool = False) -> np.ndarray:
     """``mask`` (True = may be attended) for the scores: (B, S) key padding, even if B = T, or as
     many axes as they have; with ``broadcast`` (PyTorch's) any that broadcasts, 2-D as (T, S)."""
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
-    fits = mask.ndim <= nd and all(m in (1, n)
-                                   for m, n in zip(mask.shape[::-1], scores_shape[::-1]))
-    if mask.dtype == bool and broadcast and fits:
+    nd, B, S, bool_ = len(scores), scores[0], scores[-1], mask.dtype == bool
+    fits = bool_ and mask.ndim <= nd and all(m in (1, n) for m, n in zip(mask.shape[::-1],
+                                                                         scores[::-1]))
+    if broadcast and fits:
         return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)   # (…, 1|T, S)
-    if mask.dtype == bool and not broadcast and mask.shape == (B, S):
+    if not broadcast and bool_ and mask.shape == (B, S):
         return mask.reshape((B,) + (1,) * (nd - 2) + (S,))          # (B, [1, …,] S)
-    if mask.dtype == bool and not broadcast and fits and mask.ndim == nd > 2:
+    if not broadcast and fits and mask.ndim == nd > 2:
         return mask
-    raise _mask_error(mask, scores_shape, who, role, what, broadcast)
+    raise _mask_error(mask, scores, op, role, what, broadcast)
 
 
-def _mask_error(mask, scores_shape: tuple, who: str, role: str, what: str, broadcast: bool):
-    nd, B, S = len(scores_shape), scores_shape[0], scores_shape[-1]
-    if mask.dtype != bool:
-        return ValueError(f"{who}: {role} must be a boolean array (True = may be attended), "
-                          f"got dtype {mask.dtype}")
-    if broadcast:
-        return ValueError(f"{who}: {role} {mask.shape} does not broadcast to {what} "
-                          f"{scores_str(scores_shape)} (key padding (B, S) is ({B}, 1, {S}) here)")
-    also = f" or {nd} axes broadcastable to {scores_str(scores_shape)}" if nd > 2 else ""
-    if nd > 2 and mask.ndim == 2:
-        also += "; a 2-D mask is (B, S) key padding; give a per-query (T, S) mask as (1, T, S)"
-    return ValueError(f"{who}: {role} {mask.shape} does not fit {what} "
-                      f"{scores_str(scores_shape)}: expected (B, S) = ({B}, {S}){also}")
+def _mask_error(mask, scores: tuple, op: str, role: str, what: str, broadcast: bool):
+    nd, B, S = len(scores), scores[0], scores[-1]
+    boolean_mask(op, role + " (True = may be attended)", mask)      # refuses another dtype
+    why = (f" (key padding (B, S) is ({B}, 1, {S}) here)" if broadcast else
+           f": expected (B, S) = ({B}, {S})" + (f" or {nd} axes that broadcast; a 2-D mask is "
+           "(B, S) key padding; give a per-query (T, S) mask as (1, T, S)" if nd > 2 else ""))
+    lettered = shape_str(scores, {2: "BS", 3: "BTS", 4: "BhTS"}.get(nd, ""))
+    return ValueError(f"{op}: {role} {mask.shape} does not "
+                      f"{'broadcast to' if broadcast else 'fit'} {what} {lettered}{why}")
 
 
-def check_read(who: str, scores, values, role: str = "scores") -> None:
-    """Scores (B, [T,] S) fit values (B, S, D) with S ≥ 1 (with heads, an axis h after B)."""
-    e, h = scores.shape, values.shape
-    lead = e[:-1] if len(e) == len(h) - 1 else e[:-2]               # (B, [h])
-    if not (len(h) >= 3 and len(e) in (len(h) - 1, len(h)) and lead == h[:-2] and
-            e[-1] == h[-2] > 0):
-        raise _read_error(who, role, e, h, lead)
-
-
-def _read_error(who: str, role: str, e: tuple, h: tuple, lead: tuple) -> ValueError:
-    if len(h) < 3 or len(e) not in (len(h) - 1, len(h)):
-        why = f"expected {role} (B, S) or (B, T, S) for values (B, S, D)"
-    elif lead != h[:-2] or e[-1] != h[-2]:
-        why = "batch or source length differs"
-    else:
-        why = "S = 0: there is no source position to attend to"
-    return ValueError(f"{who}: {role} {scores_str(e)} vs values {shape_str(h, 'BS')}: {why}")
-
-
-def read_inputs(who: str, scores, values, mask) -> tuple:
-    """A read's Tensors ``(scores, values)``, checked, and the mask ready to broadcast (or None)."""
-    scores, values = pair(scores, values)
-    check_read(who, scores, values)
-    if mask is not None:
-        mask = as_mask(mask, scores.shape, who)                     # (B, [1|T,] S)
-        check_masked(who, "values", values, mask)
-    return scores, values, mask
-
-
-def check_masked(who: str, role: str, vectors, mask, proof=None) -> None:
+def check_masked(op: str, role: str, vectors, mask, proof=None) -> None:
     """Keys and values (B, [h,] S, D) hidden by the mask must be finite: their weight is 0, but
     0 · inf = NaN would reach the context (values) or, by ∂(q·k_j)/∂q = k_j, the query's gradient
     (keys). A finite ``proof`` (the scores, for keys) spares looking at them."""
     x = vectors.data if isinstance(vectors, Tensor) else np.asarray(vectors)
     if mask is not None and not np.isfinite(x if proof is None else proof).all():
-        _refuse_hidden(who, role, x, mask)
+        _refuse_hidden(op, role, x, mask)
 
 
-def _refuse_hidden(who: str, role: str, x: np.ndarray, mask) -> None:
+def _refuse_hidden(op: str, role: str, x: np.ndarray, mask: np.ndarray) -> None:
     bad = ~np.isfinite(x).all(axis=-1)                              # (B, [h,] S): x_j not finite
-    one = mask.ndim == bad.ndim                                     # mask (B, [h,] S)
-    hidden = bad & ~mask if one else (bad[..., None, :] & ~mask).any(axis=-2)  # (B, [h,] S)
-    if hidden.any():
-        where = ", ".join(str(int(i)) for i in np.argwhere(hidden)[0])
-        raise ValueError(f"{who}: {role} {shape_str(x.shape, 'BhS' if x.ndim == 4 else 'BS')} "
-                         f"hold inf or NaN at a masked position, {role}[{where}]; {role} at "
-                         f"masked positions must be finite (zero them before the read)")
+    where = np.argwhere(bad & ~mask if mask.ndim == bad.ndim else
+                        (bad[..., None, :] & ~mask).any(axis=-2))   # hidden and not finite
+    if len(where):
+        at, shape = ", ".join(map(str, where[0])), shape_str(x.shape, "BhS" if x.ndim > 3 else "BS")
+        raise ValueError(f"{op}: {role} {shape} hold inf or NaN at a masked position, {role}[{at}]"
+                         f"; {role} at masked positions must be finite (zero them before the read)")
 
 
-def score_grad_inputs(weights, values, context, grad_context) -> tuple:
-    """``score_grad``'s (α, h, c, g), checked: Tensors stay Tensors (under ``create_graph``),
-    anything else becomes an array."""
-    a, h, c, g = (x if isinstance(x, Tensor) else np.asarray(x)
-                  for x in (weights, values, context, grad_context))
-    check_read("score_grad", a, h, role="weights")
-    want = a.shape[:-1] + h.shape[-1:]                              # (B, [T,] D)
-    for role, x in (("context", c), ("grad_context", g)):
-        if x.shape != want:
-            raise ValueError(f"score_grad: {role} {x.shape} does not fit weights "
-                             f"{scores_str(a.shape)} and values {shape_str(h.shape, 'BS')}: "
-                             f"expected {want}")
-    return a, h, c, g
-
-
-def check_options(dropout, window) -> tuple:
-    """``Attention``'s dropout p in [0, 1) and window W (None or an int ≥ 0)."""
-    if not (isinstance(dropout, (int, float)) and 0 <= dropout < 1):
-        raise ValueError(f"Attention: dropout p must be a number in [0, 1), got {dropout!r}")
+def check_options(op: str, dropout, window=None) -> tuple:
+    """Dropout p in [0, 1) and window W (None or an int ≥ 0)."""
+    if not (isinstance(dropout, (int, float, np.integer, np.floating)) and 0 <= dropout < 1):
+        raise ValueError(f"{op}: dropout must be a number in [0, 1), got {dropout!r}" + (
+            " (rng is keyword-only: rng=...)" if isinstance(dropout, np.random.Generator) else ""))
     if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
                                or window < 0):
-        raise ValueError(f"Attention: window W must be None or an int >= 0, got {window!r}")
+        raise ValueError(f"{op}: window must be an int >= 0, got {window!r}")
     return float(dropout), window
-
-
-def check_position(who: str, position, scores_shape: tuple) -> np.ndarray:
-    """A window's centre t (local-m's p_t = t, the decoder step) as an array of the scores'
-    leading shape (B,) or (B, T); for T queries, None is t = 0 … T−1."""
-    shape, S = scores_shape[:-1], scores_shape[-1]
-    if position is None and len(shape) == 1:
-        raise ValueError(f"{who}: window with a query (B, Dq) needs position, the decoder step t")
-    if position is None:
-        return np.broadcast_to(np.arange(shape[1]), shape)              # (B, T): t
-    try:
-        p = np.broadcast_to(np.asarray(position, dtype=float), shape)   # (B, [T])
-    except ValueError:
-        raise ValueError(f"{who}: position of shape {np.shape(position)} does not fit "
-                         f"{shape_str(shape, 'BT')} (an int or (B,) for a query (B, Dq); "
-                         "broadcastable to (B, T) for (B, T, Dq))") from None
-    whole = np.isfinite(p) & (p == np.floor(p)) & (p >= 0)
-    if not whole.all():
-        t = p[~whole].flat[0]
-        why = ("is not an integer: local-m's p_t = t is a decoder step" if t >= 0 else
-               "is negative: local-m reads around p_t = t, the decoder step t >= 0")  # NaN too
-        raise ValueError(f"{who}: position {t:g} {why} (S={S} source positions, 0 … {S - 1})")
-    return p

@@ -1,14 +1,11 @@
-"""Hard attention: read the one best-scoring position instead of the weighted average.
-
-Shape letters as in ``attention/read.py``: B batch, T queries, S source positions, D width.
+"""Hard attention: read the one best-scoring position instead of the weighted average
+(000 §7, question 1). Shape letters as in ``attention/read.py``.
 
     j* = argmax_j e_j,        c = h_{j*}        (soft: c = Σ_j α_j h_j, source 004 §4)
 
-(000 §7, question 1: closer to human selective focus, but not differentiable). c is piecewise
-constant in the scores: ∂c/∂e_j = 0 almost everywhere, and at a tie c jumps. Backpropagation
-gives the scorer nothing to learn from; source 004 §4 trains hard attention by reinforcement
-learning (Mnih, Heess, Graves and Kavukcuoglu 2014, Recurrent Models of Visual Attention).
-The read is linear in the values: ∂c/∂h_{j*} = I, ∂c/∂h_j = 0 for j ≠ j*.
+c is piecewise constant in the scores: ∂c/∂e_j = 0 almost everywhere, so backpropagation gives
+the scorer nothing (004 §4 trains it by reinforcement learning, Mnih et al. 2014). The read is
+linear in the values: ∂c/∂h_{j*} = I, ∂c/∂h_j = 0 for j ≠ j*.
 """
 from __future__ import annotations
 
@@ -20,9 +17,8 @@ from minigrad.tensor import Tensor
 
 
 def hard_read(scores, values, mask=None) -> tuple:
-    """``(context, weights)`` with one-hot weights at argmax_j e_j (masked positions never win):
-    a constant in the graph, so the scores get no gradient. A query whose every key is masked
-    reads zeros, as in ``read``."""
+    """``(context, weights)``, one-hot weights at argmax_j e_j (masked positions never win), a
+    constant in the graph; a query whose every key is masked reads zeros, as in ``read``."""
     scores, values, mask = read_inputs("hard_read", scores, values, mask)
     e = scores.data if mask is None else np.where(mask, scores.data, -np.inf)  # (B, [T,] S)
     best = np.argmax(e, axis=-1)                                     # (B, [T])

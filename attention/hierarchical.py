@@ -1,25 +1,21 @@
-"""Hierarchical attention (source 003 §6, experience three; Yang et al. 2016, hierarchical
-attention networks): read the words of each sentence into a sentence vector, then the sentence
-vectors into one document vector.
-
-Shape letters: B documents, K sentences per document, L words per sentence, D width, A the
-scores' attention width.
+"""Hierarchical attention (source 003 §6; Yang et al. 2016): read the words of each sentence
+into a sentence vector, then the sentence vectors into one document vector.
+Shape letters: B documents, K sentences, L words per sentence, D width.
 
     word level:      α_kl = softmax_l(score(u_w, h_kl)),    s_k = Σ_l α_kl h_kl
     sentence level:  β_k  = softmax_k(score(u_s, s_k)),     d   = Σ_k β_k s_k
 
-u_w and u_s are learned query vectors, one per level ("which word / which sentence is
-informative here"), each read with an additive score, as Yang et al. A sentence with no real
-word reads zeros and is masked at the sentence level.
+u_w and u_s are learned queries, one per level, each read with an additive score. A sentence
+with no real word reads zeros and is masked at the sentence level.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import check_masked
+from attention.checks import check_masked, fit
 from attention.scores import AdditiveScore, Attention
 from minigrad import init
-from minigrad.ops import as_tensor
+from minigrad.ops import as_tensor, boolean_mask
 from minigrad.nn import Module, Parameter, check_sizes
 from minigrad.shape_ops import broadcast_to
 
@@ -39,17 +35,13 @@ class HierarchicalAttention(Module):
         self.u_sentence = Parameter(init.uniform(rng, dim, (dim,), dtype))  # u_s (D,)
 
     def forward(self, h, mask=None) -> tuple:
-        h = as_tensor(h)
-        if h.ndim != 4 or h.shape[-1] != self.u_word.shape[0]:
-            raise ValueError(f"HierarchicalAttention: word vectors must be (B, K, L, D) with "
-                             f"D = {self.u_word.shape[0]}, got shape {h.shape}")
+        who, h = "HierarchicalAttention", as_tensor(h)
+        mask = None if mask is None else boolean_mask(who, "mask", mask)
+        fit(who, D=self.u_word.shape[0], h=(h, "B K L D"), mask=(mask, "B K L"))
         B, K, L, D = h.shape
-        mask = np.ones((B, K, L), bool) if mask is None else np.asarray(mask)
-        if mask.dtype != bool or mask.shape != (B, K, L):
-            raise ValueError(f"HierarchicalAttention: mask must be boolean (B, K, L) = "
-                             f"{(B, K, L)}, got {mask.dtype} {mask.shape}")
+        mask = np.ones((B, K, L), bool) if mask is None else mask
         words, real = h.reshape(B * K, L, D), mask.reshape(B * K, L)         # (B·K, L, D), (B·K, L)
-        check_masked("HierarchicalAttention", "words", words, real)
+        check_masked(who, "words", words, real)
         u_w = broadcast_to(self.u_word, (B * K, D))                           # (B·K, D)
         s, alpha = self.word.step(u_w, words, mask=real)                      # (B·K, D), (B·K, L)
         u_s = broadcast_to(self.u_sentence, (B, D))                           # (B, D)

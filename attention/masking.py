@@ -1,6 +1,4 @@
-"""Masks and the masked softmax.
-
-Shape letters: B batch, T queries (target length), S keys (source length).
+"""Masks and the masked softmax. Shape letters: B batch, T queries, S keys.
 
 A mask is boolean, **True where a position may be attended** (a real token), False for padding:
 ``(B, S)`` for every query, or as many axes as the scores ``(B, [h,] T, S)``, broadcasting to
@@ -49,10 +47,8 @@ def masked_softmax(scores, mask=None, axis: int = -1, temperature: float = 1.0) 
 
 def check_temperature(who: str, temperature) -> float:
     """``temperature`` as a float: finite and > 0, or a ValueError naming ``who``."""
-    try:
-        T = float(temperature)
-    except (TypeError, ValueError):
-        T = float("nan")
+    number = isinstance(temperature, (int, float, np.integer, np.floating))
+    T = float(temperature) if number else np.nan
     if not (np.isfinite(T) and T > 0):
         raise ValueError(f"{who}: temperature must be a finite number > 0 (1 = plain softmax), "
                          f"got {temperature!r}")

@@ -1,16 +1,11 @@
-"""Positional encodings (Vaswani et al. 2017, §3.5): attention alone is permutation-equivariant
-(shuffle the keys and the output only shuffles with them), so a Transformer adds where a token
-is to what it is.
-
-Shape letters: L positions, D model width. ``sinusoidal_encoding`` is fixed and defined for
-every position, also those longer than any seen in training:
+"""Positional encodings (Vaswani et al. 2017, §3.5): attention alone is permutation-equivariant,
+so a Transformer adds where a token is to what it is. Shape letters: L positions, D model width.
 
     PE(pos, 2i)   = sin(pos / 10000^(2i / D))
     PE(pos, 2i+1) = cos(pos / 10000^(2i / D))
 
-Each pair of columns is a rotation at its own frequency, so PE(pos + k) is a linear function of
-PE(pos) for every offset k. ``LearnedPositions`` trains one vector per position up to
-``max_len`` (BERT, GPT-2) and refuses those beyond.
+Each pair of columns rotates at its own frequency, so PE(pos + k) is linear in PE(pos); defined
+for every position. ``LearnedPositions`` trains one vector per position up to ``max_len``.
 """
 from __future__ import annotations
 

@@ -12,11 +12,12 @@ and gets exactly 0; Σ_j ∂L/∂e_j = g·c − g·c Σ_j α_j = 0, so a shift o
 nothing; a query whose every key is masked has α = 0, reads c = 0 and passes back zeros.
 
 ``attend`` composes the read from minigrad ops; ``read`` is one op whose VJP is the formula in
-the ``xp`` form (minigrad/tensor.py), so both differentiate again. Both check their inputs (values
-at masked positions must be finite, as 0 · inf = NaN); ``read_op`` is the op, for callers that
-checked them.
+the ``xp`` form (minigrad/tensor.py), so both differentiate again. Both check their inputs;
+``read_op``, the op, assumes them checked.
 """
-from attention.checks import read_inputs, score_grad_inputs
+import numpy as np
+
+from attention.checks import fit, read_inputs
 from minigrad import functional as F
 from minigrad.tensor import Tensor
 
@@ -62,5 +63,9 @@ def score_gradient(a, h, c, g):
 
 def score_grad(weights, values, context, grad_context):
     """∂L/∂e_j = α_j g·(h_j − c) for weights α (B, [T,] S), values h (B, S, D), context c and
-    grad_context g (B, [T,] D), checked."""
-    return score_gradient(*score_grad_inputs(weights, values, context, grad_context))
+    grad_context g (B, [T,] D), checked; Tensors stay Tensors (differentiable)."""
+    a, h, c, g = (x if isinstance(x, Tensor) else np.asarray(x)
+                  for x in (weights, values, context, grad_context))
+    fit("score_grad", values=(h, "B h? S+ D"), weights=(a, "B h? T? S"),
+        context=(c, "B h? T? D"), grad_context=(g, "B h? T? D"))
+    return score_gradient(a, h, c, g)

@@ -1,10 +1,13 @@
 """Two revisions of the engine in one process: is the first-order path slower than before?
 
     python -m benchmarks.ab bfe3e65 HEAD            # any two git revisions of this repository
+    python -m benchmarks.ab HEAD .                  # HEAD against the working tree
+    python -m benchmarks.ab /tmp/before . --only step   # a copied tree against the working tree
 
 Each revision's ``minigrad/``, ``attention/`` and ``models/`` are taken from git (``git
-archive``) into a temporary folder under package names of their own (the import lines are
-rewritten), so both load into **one** process and run interleaved,
+archive``), or copied from a folder holding them (``.``: the working tree, uncommitted edits
+included), into a temporary folder under package names of their own (the import lines are
+rewritten), so both load into **one** process and run interleaved, timed in process CPU time,
 round by round, with the order alternating: the machine's load hits both alike, and the
 ratio B / A (the median of the per-round ratios) means something even on a busy machine,
 where absolute times do not. Workloads, float64 and float32, one BLAS thread:
@@ -25,6 +28,7 @@ import importlib
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,9 +59,14 @@ def load(revision: str, suffix: str, folder: pathlib.Path) -> dict:
     (``use_kernels`` of ``models/kernels.py``, or nothing to switch in a revision before it,
     whose default model was already the fast one)."""
     root = pathlib.Path(__file__).resolve().parent.parent
-    archive = subprocess.run(["git", "-C", str(root), "archive", revision, *PACKAGES],
-                             capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    if pathlib.Path(revision).is_dir():                                   # a tree, not a commit
+        for package in PACKAGES:
+            shutil.copytree(pathlib.Path(revision) / package, folder / package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+        archive = subprocess.run(["git", "-C", str(root), "archive", revision, *PACKAGES],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     for package in PACKAGES:
         (folder / package).rename(folder / f"{package}_{suffix}")
         for path in (folder / f"{package}_{suffix}").rglob("*.py"):
@@ -111,13 +120,14 @@ def reference_step(engine: dict, dtype: str, kernels: bool = True):
 
 
 def per_call(f, calls: int) -> float:
-    start = time.perf_counter()
+    """Process CPU time per call: another process's load on a shared machine does not count."""
+    start = time.process_time()
     for _ in range(calls):
         f()
-    return (time.perf_counter() - start) / calls
+    return (time.process_time() - start) / calls
 
 
-def compare(engines: list, dtype: str, names=None) -> list:
+def compare(engines: list, dtype: str, names=None, rounds: int | None = None) -> list:
     """Rows (workload, A µs, B µs, median ratio B/A, spread) for two engines."""
     runs = [workloads(mg, dtype) for mg in engines]
     rows = []
@@ -126,7 +136,7 @@ def compare(engines: list, dtype: str, names=None) -> list:
         for f in fs:
             per_call(f, CALLS[name])                                           # warm-up
         times = [[], []]
-        for k in range(ROUNDS):
+        for k in range(rounds or ROUNDS):
             for i in ((0, 1) if k % 2 == 0 else (1, 0)):
                 times[i].append(per_call(fs[i], CALLS[name]))
         ratios = sorted(tb / ta for ta, tb in zip(*times))
@@ -137,22 +147,29 @@ def compare(engines: list, dtype: str, names=None) -> list:
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(prog="python -m benchmarks.ab", description=__doc__.split("\n")[0])
-    p.add_argument("a", help="the revision before (e.g. a commit)")
-    p.add_argument("b", nargs="?", default="HEAD", help="the revision after (default HEAD)")
+    p.add_argument("a", help="the revision before (a commit, or a folder holding the packages)")
+    p.add_argument("b", nargs="?", default="HEAD",
+                   help="the revision after (default HEAD; . is the working tree)")
     p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step,core)")
+    p.add_argument("--rounds", type=int, default=ROUNDS, help=f"interleaved rounds ({ROUNDS})")
     args = p.parse_args(argv)
+    if args.rounds < 3:
+        p.error(f"--rounds: at least 3 (the spread leaves out the fastest and the slowest), "
+                f"got {args.rounds}")
     blas.set_threads(1)
     malloc.keep_freed_memory()  # as python -m models and python -m benchmarks do
     with tempfile.TemporaryDirectory() as tmp:
         sys.path.insert(0, tmp)
         engines = [load(args.a, "a", pathlib.Path(tmp)), load(args.b, "b", pathlib.Path(tmp))]
-        print(f"A = {args.a}, B = {args.b}; {ROUNDS} interleaved rounds; "
+        n = args.rounds
+        print(f"A = {args.a}, B = {args.b}; {n} interleaved rounds; "
               f"load average {os.getloadavg()[0]:.2f}")
-        print(f"{'workload':8s} {'dtype':8s} {'A µs':>9s} {'B µs':>9s} {'B/A':>6s}  middle 13 of 15")
+        print(f"{'workload':8s} {'dtype':8s} {'A µs':>9s} {'B µs':>9s} {'B/A':>6s}  "
+              f"middle {n - 2} of {n}")
         for dtype in ("float64", "float32"):
             names = args.only.split(",") if args.only else None
-            for name, ta, tb, ratio, low, high in compare(engines, dtype, names):
-                print(f"{name:8s} {dtype:8s} {ta:9.1f} {tb:9.1f} {ratio:6.3f}  {low:.3f}–{high:.3f}")
+            for name, ta, tb, ratio, lo, hi in compare(engines, dtype, names, n):
+                print(f"{name:8s} {dtype:8s} {ta:9.1f} {tb:9.1f} {ratio:6.3f}  {lo:.3f}–{hi:.3f}")
         print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -18,6 +18,7 @@ ones: a plain script, one library, a fresh process.
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
 import os
@@ -72,5 +73,14 @@ def measure(library: str, dtype: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.memory",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("library", choices=("minigrad", "torch"))
+    p.add_argument("dtype", choices=("float32", "float64"))
+    a = p.parse_args(argv)
+    print(json.dumps(child(a.library, a.dtype)))
+
+
 if __name__ == "__main__":
-    print(json.dumps(child(sys.argv[1], sys.argv[2])))
+    main()

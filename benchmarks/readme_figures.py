@@ -4,16 +4,18 @@ seeds and BLAS kernels (`WHERE` says which file holds which figures).
     python -m benchmarks.readme_figures                 # everything, 3 seeds (~35 min, 2 quiet cores)
     python -m benchmarks.readme_figures --only demo     # one or more of PARTS, comma-separated
     python -m benchmarks.readme_figures --seeds 5
-    python -m benchmarks.readme_figures --only demo --kernels Haswell,Sandybridge
+    python -m benchmarks.readme_figures --only demo --kernels Haswell,SkylakeX,Sandybridge
 
-Each figure is measured by running the very command its README names beside it, in a fresh
-process (``python -m models ...``, ``python -m pytest ...``) with one BLAS thread, into a
-temporary folder, once per seed and per kernel. `--kernels` sets OPENBLAS_CORETYPE for each
+A guide states each figure as its range over the seeds and kernels measured here, and a test
+checks a run against it (tests/docs/test_readme_runs.py for a transcript,
+tests/benchmarks/test_readme_figures.py for a table). Each figure is measured by running the
+very command its README names beside it, in a fresh process (``python -m models ...``) with one
+BLAS thread, into a temporary folder, once per seed and per kernel. `--kernels` sets OPENBLAS_CORETYPE for each
 run (without it, or for "", the variable stays as the environment has it; unset, OpenBLAS
 picks the kernel for this CPU; a kernel the CPU cannot run dies with an illegal instruction,
 e.g. SkylakeX without AVX-512). The kernel decides the last digits of every product and a
 training run amplifies them, so a figure of a training run is a range over seeds and kernels.
-For the parts that print a transcript (demo, scores, models, inspect), the report also gives
+For the parts that print a transcript (demo, scores, models, inspect, sort), the report also gives
 the output merged over the runs: each number that differed between runs is shown as its range
 "lo–hi" (the form tests/docs/test_readme_runs.py checks a transcript against), and a line that
 was not the same in every run apart from its numbers (a heatmap row, a wild date that failed)
@@ -33,16 +35,15 @@ import time
 
 import numpy as np
 
-PARTS = ("demo", "compare", "scores", "models", "inspect", "sort", "tests")
+PARTS = ("demo", "compare", "scores", "models", "inspect", "sort")
 # Where each part's figures are written, beside "python -m benchmarks.readme_figures --only PART"
 # (tests/docs/test_entrance.py checks that each of these files names that command).
 WHERE = {"demo": ("README.md", "models/README.md"),   # the entrance's Demos; "The main demo"
          "compare": ("models/app/README.md",),        # compare-length's table
          "scores": ("models/app/README.md",),         # compare-scores' table
-         "models": ("models/README.md",),             # compare-models' table ("In code")
+         "models": ("models/README.md",),             # compare-models' table (the Transformer)
          "inspect": ("models/app/README.md",),        # inspect, untrained and trained
-         "sort": ("models/app/README.md",),           # the sort example under "Commands"
-         "tests": ("models/README.md",)}              # "In code": the count of tests/models
+         "sort": ("models/app/README.md",)}           # the sort example under "Commands"
 
 
 def machine() -> str:
@@ -184,22 +185,12 @@ def compare(seeds: int, tmp: str) -> list:
 
 
 def sort(seeds: int, tmp: str) -> list:
-    """The README's sort example: time and final held-out exact match."""
-    rows = []
-    for seed, kernel in runs(seeds):
-        out, sec = run(["-m", "models", "train", "--task", "sort", "--decoder", "luong", "--score",
-                        "dot", "--input-feeding", "--seed", str(seed), "--out",
-                        f"{tmp}/sort-{kernel}-{seed}"], tmp, kernel)
-        accs = re.findall(r"exact\(val\) +([\d.]+)%", out)
-        best = re.search(r"keeping the weights of epoch \d+ \(([\d.]+)%", out)
-        rows.append((sec, float(best[1]) if best else float(accs[-1]), len(accs)))
-        print(f"  sort {label(seed, kernel)}: {sec:.0f} s, {rows[-1][1]}% after {len(accs)} epochs",
-              flush=True)
-    secs, acc, epochs = zip(*rows)
-    return [f"python -m models train --task sort --decoder luong --score dot --input-feeding: "
-            f"{span(secs, '{:.0f}')} s "
-            f"wall clock, {span(acc)}% held-out exact match, {span(epochs, '{:d}')} epochs "
-            f"({kernels_text(seeds)})"]
+    """The README's sort example: training to the 99% target, then translating 9a0b1."""
+    return transcripts("python -m models train --task sort ... && python -m models translate ...",
+                       lambda seed, folder: [
+        ["-m", "models", "train", "--task", "sort", "--decoder", "luong", "--score", "dot",
+         "--input-feeding", "--seed", str(seed), "--out", folder],
+        ["-m", "models", "translate", folder, "9a0b1", "--beam", "3"]], seeds, tmp)
 
 
 def transcripts(name: str, commands, seeds: int, tmp: str) -> list:
@@ -246,20 +237,6 @@ def inspect(seeds: int, tmp: str) -> list:
         ["-m", "models", "inspect", f"{folder}/untrained", "--n", "100"],
         ["-m", "models", "train"] + INSPECT + ["--seed", str(seed), "--out", f"{folder}/copy"],
         ["-m", "models", "inspect", f"{folder}/copy", "--n", "100"]], seeds, tmp)
-
-
-def tests(seeds: int, tmp: str) -> list:
-    """Test counts and times: tests/models, and the whole suite (CI=true, one run each)."""
-    lines = []
-    for what in (["tests/models"], []):
-        out, sec = run(["-m", "pytest", "-q", "-p", "no:cacheprovider"] + what, os.getcwd())
-        passed = re.search(r"(\d+) passed", out)
-        lines.append(f"CI=true python -m pytest -q {' '.join(what)}: {passed[1]} passed in {sec:.0f} s")
-        print("  " + lines[-1], flush=True)
-    out, _ = run(["-m", "pytest", "-q", "--collect-only", "-m", "slow", "tests/models"], os.getcwd())
-    slow = re.search(r"(\d+)(/\d+)? tests? (collected|selected)", out)[1]
-    lines.append(f"  of tests/models, marked slow: {slow}")
-    return lines
 
 
 def main(argv=None) -> int:

@@ -8,8 +8,8 @@ Rows: minigrad's core model (``reference_model(kernels=False)``), its kernels pa
 CLI runs, ``models/kernels.py``) and, for before/after, that path one node per step as it was
 before issue 24 (``per_step``), the floor (``benchmarks/floor.py``: the step by hand in plain
 NumPy), PyTorch eager (``benchmarks/torch_reference.py``), ``torch.compile`` of the same
-module, HIPS autograd and MyGrad (``floor.loss_fn`` differentiated by each, with the floor's
-Adam); a library that is not installed, or a compile that fails, gets a row saying so.
+module, JAX jit, HIPS autograd and MyGrad (``floor.loss_fn`` differentiated by each, with the
+floor's Adam); a library that is not installed, or a compile that fails, gets a row saying so.
 Compiling takes minutes, so ``torch.compile`` is measured in the first one-thread run only. Then
 greedy and beam decoding (k = 4) of the reference model, kernels against PyTorch eager: a
 batch of 64 and one sentence. All start from the same weights; before timing, every training
@@ -22,8 +22,11 @@ the candidates run interleaved, one call each per round; one thread is timed in 
 time (``time.process_time``: another process's load does not count), all threads in wall-clock
 time. A ratio is the median over rounds of the per-round ratio, so a burst of load hits both
 sides; the table gives its range over the runs. The limits are recomputed in every run: the
-step's matmul FLOPs (counted from the shapes), the rate NumPy's BLAS reaches on the step's own
-matmul shapes, and the time those matmuls alone would take at that rate.
+step's matrix products, forward and backward, read off the core step's graph (``step_products``:
+every product, whatever its shape), the rate NumPy reaches on each of their shapes, and the time
+those products alone would take (``÷ matmul limit``: a row's time over that). The header names
+the SIMD level of NumPy's loops and OpenBLAS's kernel (``NPY_DISABLE_CPU_FEATURES`` and
+``OPENBLAS_CORETYPE`` change them).
 """
 from __future__ import annotations
 
@@ -36,12 +39,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 
 HERE = pathlib.Path(__file__).resolve().parent
 START, END = "<!-- benchmarks.table: start -->", "<!-- benchmarks.table: end -->"
-TRAIN = ("core", "kernels, per step", "kernels", "floor", "torch eager", "torch.compile", "HIPS autograd", "MyGrad")
+TRAIN = ("core", "kernels, per step", "kernels", "floor", "torch eager", "torch.compile", "JAX jit",
+         "HIPS autograd", "MyGrad")
 SLOW = ("HIPS autograd", "MyGrad")   # seconds per step: measured in the first 3 rounds only
-SKIPPABLE = ("kernels, per step", "torch.compile", "HIPS autograd", "MyGrad")  # the rest: ratios
+SKIPPABLE = ("kernels, per step", "torch.compile", "JAX jit", "HIPS autograd",
+             "MyGrad")  # the rest: ratios
 LIMITS = {"kernels ÷ floor": 0.95, "kernels ÷ torch eager": 0.85, "core ÷ floor": 1.5,
           "decoding ÷ torch eager": 0.8}
 
@@ -55,41 +61,99 @@ def machine() -> dict:
                 if line.startswith("model name")), platform.processor()) \
         if os.path.exists("/proc/cpuinfo") else platform.processor()
     info = {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "numpy": np.__version__, "blas": "threadpoolctl not installed"}
+            "numpy": np.__version__, "simd": simd(), "blas": "threadpoolctl not installed",
+            "kernel": "unknown"}
     try:
         from threadpoolctl import threadpool_info
         blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
         info["blas"] = "; ".join(f"{i.get('internal_api')} {i.get('version')} "
                                  f"({i.get('architecture')} kernels, {i.get('num_threads')} threads)"
                                  for i in blas) or "none found"
+        info["kernel"] = " + ".join(str(i.get("architecture")) for i in blas) or "unknown"
     except ImportError:
         pass
     return info
 
 
-def step_flops() -> dict:
-    """Matmul FLOPs of one reference step (forward; backward is twice that) by the shapes they
-    run on: (m, k, n) -> calls, for the rate measurement."""
-    from benchmarks import reference as r
-    B, S, T, E, H, A, V = r.BATCH, r.SRC_LEN, r.TGT_LEN, r.EMBED, r.HIDDEN, r.ATTN, r.VOCAB
-    K, Hd = 2 * H, r.DEC_HIDDEN
-    return {(B * S, E, 3 * H): 2, (B, H, 3 * H): 2 * S,                   # encoder
-            (B * S, K, A): 1, (B, Hd, A): T, (B * S, A, 1): T, (B * S, K, 1): T,  # attention
-            (B, E + K, 3 * Hd): T, (B, Hd, 3 * Hd): T, (B * T, Hd + K, V): 1}   # decoder
+PRODUCTS = ("linear", "matmul", "read")  # the core's ops that are one matrix product each
 
 
-def matmul_rate(dtype: str, shapes: dict) -> tuple:
-    """(GFLOP/s over the step's matmul shapes, ms those matmuls take for a step: forward and
-    backward, 3× the forward's), measured with NumPy here."""
+def simd() -> str:
+    """The SIMD level NumPy's loops run at (what ``np.show_runtime()`` prints): the dispatch
+    targets this CPU has (less any ``NPY_DISABLE_CPU_FEATURES``), over the build's baseline."""
+    try:
+        from numpy._core import _multiarray_umath as u
+    except ImportError:
+        return "unknown"
+    found = [f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]
+    return f"{' '.join(found) or 'none'} over baseline {' '.join(u.__cpu_baseline__)}"
+
+
+def step_products(sizes: dict | None = None) -> Counter:
+    """Every matrix product of one core training step, forward and backward: (batch, m, k, n)
+    -> calls, read off the core model's graph (the reference sizes, or ``sizes`` with keys
+    B S T V E H A), so none is missed and none overwrites another of the same shape.
+
+    An op of ``PRODUCTS`` runs (m, k) @ (k, n) ``batch`` times; its VJP one product per parent
+    that needs a gradient: ∂L/∂a = g bᵀ, (m, n) @ (n, k), and ∂L/∂b = aᵀ g, (k, m) @ (m, n).
+    ``linear`` is x (…, k) with W (n, k), so its ∂L/∂W = gᵀ x is (n, m) @ (m, k); a
+    matrix-vector ``matmul`` folds a's leading axes into m; ``read`` is α (B, [T,] S) @ h
+    (B, S, K)."""
     import numpy as np
-    rng, total_flops, total_s = np.random.default_rng(0), 0.0, 0.0
-    for (m, k, n), calls in shapes.items():
-        a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
-        reps = max(3, int(2e7 / (2 * m * k * n)))
-        best = min(timed(lambda: [a @ b for _ in range(reps)]) for _ in range(5)) / reps
-        total_flops += 3 * 2 * m * k * n * calls
-        total_s += 3 * best * calls
-    return total_flops / total_s / 1e9, 1e3 * total_s, total_flops
+    from benchmarks import reference as r
+    from models.seq2seq import ModelConfig, Seq2Seq
+    z = dict(B=r.BATCH, S=r.SRC_LEN, T=r.TGT_LEN, V=r.VOCAB, E=r.EMBED, H=r.HIDDEN, A=r.ATTN)
+    z.update(sizes or {})
+    config = ModelConfig(z["V"], z["V"], embed=z["E"], hidden=z["H"], dec_hidden=z["H"],
+                         attn=z["A"], decoder="bahdanau", score="additive")
+    rng = np.random.default_rng(0)
+    src, tgt = (rng.integers(1, z["V"], size=(z["B"], z[n])) for n in "ST")  # (B, S), (B, T)
+    stack, seen, count = [Seq2Seq(config, rng).loss(src, tgt)], set(), Counter()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        stack.extend(t._parents)
+        if t._op not in PRODUCTS:
+            continue
+        a, b = t._parents[:2]
+        if t._op == "linear":
+            shape = (1, int(np.prod(a.shape[:-1])), b.shape[1], b.shape[0])
+        elif t._op == "matmul" and b.ndim == 1:
+            shape = (1, int(np.prod(a.shape[:-1])), b.shape[0], 1)
+        else:
+            am = a.shape if a.ndim == b.ndim else a.shape[:-1] + (1,) + a.shape[-1:]
+            shape = (int(np.prod(np.broadcast_shapes(am[:-2], b.shape[:-2]))),) + am[-2:] \
+                + b.shape[-1:]
+        batch, m, k, n = shape
+        count[shape] += 1
+        count[batch, m, n, k] += a.requires_grad                 # ∂L/∂a = g bᵀ
+        count[(batch, n, m, k) if t._op == "linear" else (batch, k, m, n)] += b.requires_grad
+    return +count
+
+
+def flops(products: Counter) -> int:
+    """2 m k n per product, batch times, for each call."""
+    return sum(2 * batch * m * k * n * calls for (batch, m, k, n), calls in products.items())
+
+
+def matmul_rate(dtype: str, products: Counter) -> tuple:
+    """(GFLOP/s over the step's products, ms they take for a step, their FLOPs), each shape
+    timed here with NumPy as the step runs it: ``a @ b``, and an outer product (k = 1) as the
+    broadcast ``a * b`` (NumPy's matmul loop for k = 1 is some 50× slower)."""
+    import numpy as np
+    rng, total_s = np.random.default_rng(0), 0.0
+    for (batch, m, k, n), calls in products.items():
+        lead = () if batch == 1 else (batch,)
+        a = rng.standard_normal(lead + (m, k)).astype(dtype)
+        b = rng.standard_normal(lead + (k, n)).astype(dtype)
+        reps = max(3, int(2e7 / (2 * batch * m * k * n)))
+        product = np.multiply if k == 1 else np.matmul
+        best = min(timed(lambda: [product(a, b) for _ in range(reps)]) for _ in range(5)) / reps
+        total_s += best * calls
+    total = flops(products)
+    return total / total_s / 1e9, 1e3 * total_s, total
 
 
 def timed(fn, clock=time.perf_counter) -> float:
@@ -131,6 +195,7 @@ def candidates(dtype: str, skip: set) -> tuple:
             steps["torch.compile"] = f"failed: {type(e).__name__}: {str(e).splitlines()[0][:80]}"
     except ImportError:
         steps["torch eager"] = steps["torch.compile"] = "not installed"
+    steps["JAX jit"] = "skipped" if "JAX jit" in skip else jax_step(dtype)
     for name, module in (("HIPS autograd", "autograd"), ("MyGrad", "mygrad")):
         steps[name] = "skipped" if name in skip else library_step(module, dtype)
     decode = {}
@@ -219,6 +284,29 @@ def library_step(module: str, dtype: str):
     return step
 
 
+def jax_step(dtype: str):
+    """``floor.loss_fn`` through ``jax.jit(jax.value_and_grad(·))`` (compiled on first call),
+    then the floor's Adam on the NumPy parameters. XLA's own threads are not limited; in the
+    one-thread run their CPU time counts (process time sums a process's threads)."""
+    import numpy as np
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return "not installed"
+    from benchmarks import floor, reference as r
+    jax.config.update("jax_enable_x64", dtype == "float64")
+    params, batch = floor.params_of(r.reference_model(dtype)), r.reference_batch(0)
+    opt, value_and_grad = floor.Adam(params), jax.jit(
+        jax.value_and_grad(lambda p: floor.loss_fn(p, batch, jnp)))
+
+    def step() -> float:
+        loss, grads = value_and_grad(params)
+        opt.step({k: np.asarray(g) for k, g in grads.items()})
+        return float(loss)
+    return step
+
+
 def torch_decoders(dtype: str) -> dict:
     import torch
     from benchmarks import reference as r
@@ -272,7 +360,7 @@ def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -
                     ts[j].append(timed(f, clock))
             dec[k] = [1e3 * statistics.median(ts[0]), 1e3 * statistics.median(ts[1]),
                       statistics.median(a / b for a, b in zip(*ts))]
-        rate, matmul_ms, flops = matmul_rate(dtype, step_flops())
+        rate, matmul_ms, n_flops = matmul_rate(dtype, step_products())
         ms = {k: 1e3 * statistics.median(v) for k, v in times.items()}
         ratio = {}
         for k in live:
@@ -283,7 +371,7 @@ def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -
                         a / b for a, b in zip(times[k][:n], times[base][:n]))
         out[dtype] = {"ms": ms, "ratio": ratio, "why": {k: f for k, f in steps.items()
                                                          if isinstance(f, str)},
-                      "decode": dec, "gflops": rate, "matmul_ms": matmul_ms, "flops": flops}
+                      "decode": dec, "gflops": rate, "matmul_ms": matmul_ms, "flops": n_flops}
     out["load_after"] = os.getloadavg()[0]
     return out
 
@@ -313,8 +401,9 @@ def table(runs: dict) -> str:
     """Markdown: the training rows, the limits, decoding, the machine."""
     all_runs = [r for rs in runs.values() for r in rs]
     m, dts = all_runs[0]["machine"], all_runs[0]["dtypes"]
-    lines = [f"Machine: {m['cpu']}, {m['cores']} cores; Python {m['python']}, NumPy {m['numpy']}; "
-             f"BLAS: {m['blas']} (one-thread run). Load average "
+    lines = [f"Machine: {m['cpu']}, {m['cores']} cores; SIMD (NumPy's loops): "
+             f"{m.get('simd', '?')}; BLAS kernel: {m.get('kernel', '?')}. Python {m['python']}, "
+             f"NumPy {m['numpy']}; BLAS: {m['blas']} (one-thread run). Load average "
              f"{span([r['load'] for r in all_runs], '{:.1f}')} before, "
              f"{span([r['load_after'] for r in all_runs], '{:.1f}')} after. "
              f"{len(runs.get(1, []))} run(s) per thread setting; ranges are over the runs.", ""]
@@ -324,18 +413,20 @@ def table(runs: dict) -> str:
         lines += [f"**Training step, {label}** (ms: median of the first run; ratios: range over "
                   f"the runs' medians of per-round ratios)", "",
                   "| system | " + " | ".join(f"{dt} ms | ÷ floor | ÷ torch eager | ÷ torch.compile"
-                                            for dt in dts) + " |",
-                  "|---|" + "---|" * (4 * len(dts))]
+                                            " | ÷ matmul limit" for dt in dts) + " |",
+                  "|---|" + "---|" * (5 * len(dts))]
         for name in TRAIN:
             cells = [name]
             for dt in dts:
                 d = rs[0][dt]
                 if name not in d["ms"]:
-                    cells += [d["why"].get(name, "-"), "", "", ""]
+                    cells += [d["why"].get(name, "-"), "", "", "", ""]
                     continue
                 cells.append(f"{d['ms'][name]:.1f}")
                 cells += [span([r[dt]["ratio"][f"{name} ÷ {b}"] for r in rs
                                 if f"{name} ÷ {b}" in r[dt]["ratio"]]) for b in bases]
+                cells.append(span([r[dt]["ms"][name] / r[dt]["matmul_ms"] for r in rs
+                                   if name in r[dt]["ms"]]))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     one = runs.get(1, [])

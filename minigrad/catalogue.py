@@ -425,7 +425,7 @@ def repeat(x, repeats, axis=None) -> Tensor:
     """``np.repeat``: each element repeated along ``axis`` (None: of the flattened x). A
     getitem that picks element i ``repeats[i]`` times, so the VJP adds their gradients."""
     x = as_tensor(x)
-    if axis is None:
+    if axis is None or x.ndim == 0 and axis in (0, -1):  # a 0-d x repeats as a 1-d one (NumPy)
         x, axis = reshape(x, -1), 0
     axis = normalize_axis(axis, x.shape, "repeat")
     picks = np.repeat(np.arange(x.shape[axis]), repeats)
@@ -458,8 +458,9 @@ def _sparsemax_support(z: np.ndarray, axis: int) -> tuple:
     1 + k z₍ₖ₎ > Σ_{j≤k} z₍ⱼ₎, z sorted descending."""
     z = np.moveaxis(z, axis, -1)                                         # (..., n)
     top = -np.sort(-z, axis=-1)                                          # z₍₁₎ ≥ z₍₂₎ ≥ …
-    sums = np.cumsum(top, axis=-1)                                       # Σ_{j≤k} z₍ⱼ₎
-    k = (1 + np.arange(1, z.shape[-1] + 1) * top > sums).sum(axis=-1, keepdims=True)  # |S|
+    with np.errstate(over="ignore"):              # −∞ from a score ≪ the max compares as it should
+        sums = np.cumsum(top, axis=-1)                                   # Σ_{j≤k} z₍ⱼ₎
+        k = (1 + np.arange(1, z.shape[-1] + 1) * top > sums).sum(axis=-1, keepdims=True)  # |S|
     tau = (np.take_along_axis(sums, k - 1, axis=-1) - 1) / k             # (..., 1)
     return np.moveaxis(z > tau, -1, axis), np.moveaxis(k, -1, axis).astype(z.dtype)
 
@@ -472,6 +473,7 @@ def sparsemax(x, axis: int = -1) -> Tensor:
     axis = softmax_axis("sparsemax", x, axis)
     if x.ndim == 0:                                                      # one element: p = 1
         return sparsemax(x.reshape(1)).reshape(())
+    x = x - x.data.max(axis=axis, keepdims=True)          # sparsemax(x − c) = sparsemax(x), finite
     support, size = _sparsemax_support(x.data, axis)                    # S and |S|: constants
     tau = ((x * support).sum(axis=axis, keepdims=True) - 1) / size       # τ, differentiable
     return relu(x - tau)
@@ -527,14 +529,16 @@ def nll_loss(log_probs, targets, ignore_index: int | None = -100,
 def binary_cross_entropy(probs, targets, reduction: str = "mean") -> Tensor:
     """−(t log p + (1 − t) log(1 − p)) for probabilities p, each log clamped at −100 as
     PyTorch, so p = 0 or 1 gives a finite loss. d/dp = (p − t) / max(p (1 − p), 1e-12)
-    (PyTorch's clamp, finite at p = 0 and 1). Targets are constants."""
+    (PyTorch's clamp, finite at p = 0 and 1); d/dt = log(1 − p) − log p, unclamped as PyTorch's."""
     p = as_tensor(probs)
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets, dtype=p.dtype)
+    t = as_tensor(targets, p)
     with np.errstate(divide="ignore"):
-        out = -(t * np.maximum(np.log(p.data), -100)
-                + (1 - t) * np.maximum(np.log1p(-p.data), -100))
-    loss = Tensor._from_op(out, (p,), lambda xp, g, out, p: (
-        g * (p - t) / xp.maximum(p * (1 - p), 1e-12),), "binary_cross_entropy")
+        out = -(t.data * np.maximum(np.log(p.data), -100)
+                + (1 - t.data) * np.maximum(np.log1p(-p.data), -100))
+    need_t = t.requires_grad
+    loss = Tensor._from_op(out, (p, t), lambda xp, g, out, p, t: (
+        g * (p - t) / xp.maximum(p * (1 - p), 1e-12),
+        g * (xp.log(1 - p) - xp.log(p)) if need_t else None), "binary_cross_entropy")
     return reduce_loss("binary_cross_entropy", loss, None, reduction)
 
 
@@ -542,6 +546,6 @@ def binary_cross_entropy_with_logits(logits, targets, reduction: str = "mean") -
     """−(t log σ(z) + (1 − t) log(1 − σ(z))) = softplus(z) − t z, stable for any z (softplus
     never overflows). d/dz = σ(z) − t."""
     z = as_tensor(logits)
-    t = np.asarray(targets.data if isinstance(targets, Tensor) else targets, dtype=z.dtype)
+    t = as_tensor(targets, z)                                            # d/dt = −z
     return reduce_loss("binary_cross_entropy_with_logits", softplus(z) - z * t, None, reduction)
 

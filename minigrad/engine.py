@@ -49,12 +49,12 @@ def as_array(data, dtype=None, requires_grad: bool = False) -> np.ndarray:
 class Tensor:
     """An array ``data`` with ``grad``; made by an op, also its ``_parents`` and ``_vjp``."""
 
-    __slots__ = ("data", "grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
+    __slots__ = ("data", "_grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
                  "_pass", "_kept", "__weakref__")  # _kept: what backward keeps for drawing
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype, requires_grad)
-        self.grad = None
+        self._grad = None  # read as .grad (tensor.py; a tensor made by an op warns there)
         self.requires_grad = bool(requires_grad)
         self._parents = ()
         self._vjp = None
@@ -66,7 +66,6 @@ class Tensor:
         """Op ``op``'s result, with ``parents`` and ``vjp`` if one needs grad (``check_saved``)."""
         t = Tensor.__new__(Tensor)
         t.data = np.asarray(data)
-        t.grad = None
         t._op = op
         t._pass = -1
         t.requires_grad = mode.grad_enabled and any([p.requires_grad for p in parents])
@@ -95,17 +94,20 @@ FREED = lambda xp, g, out, *inputs: None  # noqa: E731  (a freed node's VJP: ref
 
 
 def topological_order(roots) -> list:
-    """Every node reachable from ``roots``, each after its parents: depth first, with a stack (no
-    recursion); a node is placed when it leaves the stack the second time, after its parents."""
-    order, seen, stack = [], set(), [(root, False) for root in roots]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-        elif node not in seen:
-            seen.add(node)
-            stack.append((node, True))
-            stack.extend((p, False) for p in node._parents if p not in seen)
+    """Every node reachable from ``roots``, each after all of its parents: a depth-first search
+    with an explicit stack of (node, iterator over its parents), no recursion."""
+    order, seen = [], set()
+    for root in roots:
+        stack = [] if root in seen else [(root, iter(root._parents))]
+        seen.add(root)
+        while stack:
+            for parent in stack[-1][1]:
+                if parent not in seen:
+                    seen.add(parent)
+                    stack.append((parent, iter(parent._parents)))
+                    break
+            else:  # every parent is already in ``order``
+                order.append(stack.pop()[0])
     return order
 
 
@@ -139,10 +141,10 @@ def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
             found[node] = g
         if node._vjp is None:  # a leaf: .grad is its own array (a Tensor under create_graph)
             with LEAVES:
-                if wanted is None and node.grad is None:  # its own copy: g may be a VJP's view
-                    node.grad = g if on_tensors else np.array(g)
+                if wanted is None and node._grad is None:  # its own copy: g may be a VJP's view
+                    node._grad = g if on_tensors else np.array(g)
                 elif wanted is None:
-                    node.grad += g  # in place, as PyTorch accumulates
+                    node._grad += g  # in place, as PyTorch accumulates
             continue
         if node._vjp is FREED:
             checks.refuse_freed(node._op)

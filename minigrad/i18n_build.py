@@ -1,17 +1,19 @@
 """The Chinese message catalogs: compile the reviewed ``.po`` files, and find what is missing.
 
-    python -m minigrad.i18n_build --write      # compile every package's .po files into its .mo
+    python -m minigrad.i18n_build --write      # compile every package's .po files into its .mo,
+                                               # and into its zh_TW .mo in Traditional characters
     python -m minigrad.i18n_build --missing    # messages in the code with no translation yet,
                                                # as .po entries to fill in
 
 A package's catalog is every ``<package>/locale/zh/LC_MESSAGES/*.po`` file, merged (a message
 in two files must have one translation), compiled into ``<package>.mo`` there, the file
-``gettext`` reads (``minigrad.i18n``). A maintainer's tool beside the translator, NumPy-free
-and without ``msgfmt``; no library module imports it (it reads the source tree, so it works in a
-clone, not in an installed copy). The tests use ``messages``, ``compile_mo`` and
-``used_messages`` to check that every ``.mo`` is in step with its ``.po`` files and that every
-message the code can print has a translation; ``parse_po`` also reads the walkthroughs'
-catalogs of Markdown cells (``models/app/tours/zh.py``).
+``gettext`` reads (``minigrad.i18n``); ``locale/zh_TW/...`` is that catalog in Traditional
+characters, by the reviewed table ``TABLE`` that makes README.zh-TW.md too (no ``.po`` of its own).
+A maintainer's tool beside the translator, NumPy-free and without ``msgfmt``; no library
+module imports it (it reads the source tree, so it works in a clone, not in an installed copy).
+The tests use ``catalog``, ``compile_mo`` and ``used_messages`` to check that every ``.mo`` is
+in step with its ``.po`` files and that every message the code can print has a translation;
+``parse_po`` also reads the walkthroughs' catalogs of Markdown cells (``models/app/tours/zh.py``).
 """
 from __future__ import annotations
 
@@ -24,10 +26,29 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("minigrad", "attention", "models")
 HEADER = "Content-Type: text/plain; charset=UTF-8\n"
+TABLE = ROOT / "minigrad" / "locale" / "zh_tw.tsv"  # Simplified -> Traditional, reviewed
 
 
-def folder(package: str) -> Path:
-    return ROOT / package / "locale" / "zh" / "LC_MESSAGES"
+def folder(package: str, language: str = "zh") -> Path:
+    return ROOT / package / "locale" / language.replace("-", "_") / "LC_MESSAGES"
+
+
+def load_table(path: Path = TABLE) -> dict:
+    """{Simplified: Traditional}: characters and a few reviewed phrases (lines ``from<TAB>to``)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return dict(line.split("\t") for line in lines if line and not line.startswith("#"))
+
+
+def traditional(text: str, table: dict) -> str:
+    """``text`` in Traditional characters, character by character (a term stays the same word):
+    at each position the table's longest phrase starting there, else the character's entry."""
+    longest, out, i = max(map(len, table), default=1), [], 0
+    while i < len(text):
+        n = next((n for n in range(min(longest, len(text) - i), 1, -1)
+                  if text[i:i + n] in table), 1)
+        out.append(table.get(text[i:i + n], text[i:i + n]))
+        i += n
+    return "".join(out)
 
 
 def _unquote(text: str, where: str) -> str:
@@ -102,8 +123,14 @@ def compile_mo(entries: dict) -> bytes:
     return head + table + blob
 
 
-def mo_path(package: str) -> Path:
-    return folder(package) / f"{package}.mo"
+def mo_path(package: str, language: str = "zh") -> Path:
+    return folder(package, language) / f"{package}.mo"
+
+
+def catalog(package: str, language: str = "zh") -> dict:
+    """The package's messages in ``language``: "zh" as reviewed, "zh-TW" converted from it."""
+    table = load_table() if language == "zh-TW" else None
+    return {k: traditional(v, table) if table else v for k, v in messages(package).items()}
 
 
 def used_messages(package: str) -> dict:
@@ -134,9 +161,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     status = 0
     for package in PACKAGES:
-        if args.write and folder(package).is_dir():
-            mo_path(package).write_bytes(compile_mo(messages(package)))
-            print(f"wrote {mo_path(package).relative_to(ROOT)} ({len(messages(package))} messages)")
+        for language in ("zh", "zh-TW") if args.write and folder(package).is_dir() else ():
+            mo_path(package, language).parent.mkdir(parents=True, exist_ok=True)
+            mo_path(package, language).write_bytes(compile_mo(catalog(package, language)))
+            print(f"wrote {mo_path(package, language).relative_to(ROOT)} "
+                  f"({len(messages(package))} messages)")
         if args.missing:
             have = messages(package) if folder(package).is_dir() else {}
             for msgid, where in used_messages(package).items():

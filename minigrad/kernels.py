@@ -13,7 +13,7 @@ module); a kernel made of ordinary ops (the one-hot input tables) differentiates
 """
 from __future__ import annotations
 
-import time
+import timeit
 
 import numpy as np
 
@@ -54,11 +54,9 @@ def tanh_exp(x: np.ndarray) -> np.ndarray:
     """tanh in place as sign(x) (2 / (1 + e) − 1) with e = exp(−2 min(|x|, 20)), within 2⁻⁵¹ of
     np.tanh in float64: faster where NumPy's float64 exp is vectorised but not its tanh."""
     e = np.abs(x)
-    np.minimum(e, 20.0, out=e)                                       # tanh(±20) is ±1.0 exactly
-    e *= -2
+    np.multiply(np.minimum(e, 20.0, out=e), -2, out=e)               # tanh(±20) is ±1.0 exactly
     np.exp(e, out=e)
-    e += 1
-    np.divide(2, e, out=e)
+    np.divide(2, np.add(e, 1, out=e), out=e)
     e -= 1                                                           # tanh |x|
     return np.copysign(e, x, out=x)
 
@@ -72,53 +70,48 @@ def sigmoid_exp(a: np.ndarray) -> np.ndarray:
     """σ(a) = 1 / (1 + e^{−a}) in place, a clipped to ±``SIGMOID_CLIP``: never overflows or
     underflows, no temporary, within a few ulp of σ for a ≥ −c."""
     c = SIGMOID_CLIP.get(a.dtype, 87.0)
-    np.clip(a, -c, c, out=a)
-    np.negative(a, out=a)
+    np.negative(np.clip(a, -c, c, out=a), out=a)
     np.exp(a, out=a)
-    a += 1
-    return np.divide(1, a, out=a)
+    return np.divide(1, np.add(a, 1, out=a), out=a)
 
 
 def sigmoid_tanh(a: np.ndarray) -> np.ndarray:
     """σ(a) = ½ + ½ tanh(a / 2) in place: four passes, within 2⁻²⁴ of σ, but not relatively
     for a ≪ 0 (so float32 only: float64's σ keeps 4 ulp down to e^−708)."""
+    np.tanh(np.multiply(a, 0.5, out=a), out=a)
     a *= 0.5
-    np.tanh(a, out=a)
-    a *= 0.5
-    a += 0.5
-    return a
+    return np.add(a, 0.5, out=a)
 
 
-FORMS = {"tanh": lambda dtype: [lambda x: np.tanh(x, out=x)] + [tanh_exp] * (dtype == np.float64),
-         "sigmoid": lambda dtype: [sigmoid_exp] + [sigmoid_tanh] * (dtype == np.float32)}
+def tanh_numpy(x: np.ndarray) -> np.ndarray:  # NumPy's own, in place
+    return np.tanh(x, out=x)
+
+
+FORMS = {"tanh": (tanh_numpy, tanh_exp), "sigmoid": (sigmoid_exp, sigmoid_tanh)}
+ONLY = {tanh_exp: np.float64, sigmoid_tanh: np.float32}  # offered in the dtype it is accurate in
 PICKED: dict = {}  # (name, dtype) -> its form, measured here once, at first use
 
 
 def pick(name: str, dtype) -> callable:
     """The fastest of ``FORMS[name]`` for ``dtype`` on a gate block (128 × 64), the best of 9
-    interleaved timings each; the first form stays unless another is 10 % faster, so one machine
-    keeps one choice (and its exact numbers) from run to run."""
-    forms = FORMS[name](np.dtype(dtype))
-    x, best = np.linspace(-6, 6, 128 * 64, dtype=dtype).reshape(128, 64), [np.inf] * len(forms)
-    for _ in range(9):
-        for i, form in enumerate(forms):
-            y = x.copy()
-            start = time.perf_counter()
-            form(y)
-            best[i] = min(best[i], time.perf_counter() - start)
+    timings each; the first form stays unless another is 10 % faster, so one machine keeps one
+    choice (and its exact numbers) from run to run."""
+    dtype = np.dtype(dtype)
+    forms = [form for form in FORMS[name] if ONLY.get(form, dtype) == dtype]
+    x, y = np.linspace(-6, 6, 128 * 64, dtype=dtype).reshape(128, 64), np.empty((128, 64), dtype)
+    best = [min(timeit.repeat(lambda: form(y), lambda: np.copyto(y, x), number=1, repeat=9))
+            for form in forms]
     fastest = int(np.argmin(best))
-    PICKED[name, np.dtype(dtype)] = forms[fastest if best[fastest] < 0.9 * best[0] else 0]
-    return PICKED[name, np.dtype(dtype)]
+    PICKED[name, dtype] = forms[fastest if best[fastest] < 0.9 * best[0] else 0]
+    return PICKED[name, dtype]
 
 
-def tanh_(x: np.ndarray) -> np.ndarray:
-    """tanh in place, in the form ``pick`` measured fastest here."""
-    return (PICKED.get(("tanh", x.dtype)) or pick("tanh", x.dtype))(x)
+def fastest(name: str):
+    """``name`` in place, ``x -> x``, in the form ``pick`` measured fastest here for x's dtype."""
+    return lambda x: (PICKED.get((name, x.dtype)) or pick(name, x.dtype))(x)
 
 
-def sigmoid_(a: np.ndarray) -> np.ndarray:
-    """σ in place, in the form ``pick`` measured fastest here."""
-    return (PICKED.get(("sigmoid", a.dtype)) or pick("sigmoid", a.dtype))(a)
+tanh_, sigmoid_ = fastest("tanh"), fastest("sigmoid")  # what the kernels call
 
 
 # ---- layer norm and GELU, each one op with its closed-form VJP -------------------------------

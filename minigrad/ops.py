@@ -16,6 +16,8 @@ import numpy as np
 from minigrad.checks import mismatch
 from minigrad.engine import Tensor, refuse_complex
 
+AxisError = getattr(np, "exceptions", np).AxisError  # a ValueError and an IndexError (NumPy's)
+
 
 # ---- arguments into tensors, axes and class targets ----------------------------------------
 
@@ -61,7 +63,7 @@ def normalize_axis(axis, shape: tuple, op: str, ndim: int | None = None) -> int:
     if not hasattr(axis, "__index__"):  # 1.0 is refused, as NumPy does
         raise TypeError(f"{op}: axis must be an integer, got {axis!r}")
     if not -n <= operator.index(axis) < n:
-        raise ValueError(f"{op}: axis {axis} is out of range for a tensor of shape {tuple(shape)}"
+        raise AxisError(f"{op}: axis {axis} is out of range for a tensor of shape {tuple(shape)}"
                          + (f" (the result has {n} axes)" if n != len(shape) else ""))
     return operator.index(axis) % n
 
@@ -197,10 +199,10 @@ def pow(x, exponent) -> Tensor:
 
 
 def power(x, y) -> Tensor:
-    """x ** y elementwise. d/dx = y x^(y−1), d/dy = x^y log x = out · log x; as PyTorch, d/dx is 0
-    at x = y = 0 (x^0 = 1 is constant) and d/dy is 0 at x = 0, with safe 1s to keep 0 · ∞ out."""
+    """x ** y. d/dx = y x^(y−1), d/dy = x^y log x = out · log x; as PyTorch, d/dx = 0 at x = y = 0
+    (x^0 = 1), d/dy = 0 at x = 0 ≤ y (safe 1s keep 0 · ∞ out) and −∞ at x = 0 > y (∞ · log 0)."""
     x, y, out = _binary("pow", np.power, x, y, refuse_bool=any)
-    zero_x = x.data == 0
+    zero_x = (x.data == 0) & (y.data >= 0)
     both_zero = zero_x & (y.data == 0)
     need_x, need_y = x.requires_grad, y.requires_grad
     def vjp(xp, g, out, x, y):

@@ -143,8 +143,7 @@ def getitem(x, index) -> Tensor:
     try:
         out = x.data[index]
     except IndexError as e:
-        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {x.shape}: "
-                         f"{e}") from None
+        raise IndexError(f"getitem: index {index!r} does not fit shape {x.shape}: {e}") from None
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.scatter(g, index, x.shape),),
                            "getitem")
 
@@ -161,11 +160,13 @@ def scatter(values, index, shape) -> Tensor:
     return Tensor._from_op(out, (values,), lambda xp, g, out, values: (g[index],), "scatter")
 
 
+BASIC = (int, np.integer, slice, type(None), type(Ellipsis))  # indices that pick each element once
+
+
 def scatter_array(values: np.ndarray, index, shape: tuple) -> np.ndarray:
     """``scatter`` on arrays: assignment for basic indices, else ``np.add.at`` (repeats add up)."""
     out = np.zeros(shape, dtype=values.dtype)
-    basic = (int, np.integer, slice, type(None), type(Ellipsis))
-    if all(isinstance(i, basic) for i in (index if isinstance(index, tuple) else (index,))):
+    if all(isinstance(i, BASIC) for i in (index if isinstance(index, tuple) else (index,))):
         out[index] = values
     else:
         np.add.at(out, index, values)

@@ -11,11 +11,12 @@ only real floating tensors can require grad.
 from __future__ import annotations
 
 import operator
+import warnings
 
 import numpy as np
 
 from minigrad import catalogue, checks, numpy_functions, ops, shape_ops
-from minigrad.engine import Tensor, run_backward
+from minigrad.engine import FREED, Tensor, run_backward
 from minigrad.shape_ops import scatter_array
 
 
@@ -123,6 +124,36 @@ def _item(self) -> float:
     return self.data.item()
 
 
+def retain_grad(self) -> None:
+    """Keep ∂L/∂self in ``.grad`` at the backward passes to come, summed as a leaf's, as PyTorch's
+    ``retain_grad`` (a leaf keeps its own anyway): the op's VJP is wrapped to store its g."""
+    vjp = self._vjp
+    if not self.requires_grad:
+        raise RuntimeError("retain_grad: this tensor does not require grad, so it gets none")
+    if vjp is None or vjp is FREED or getattr(vjp, "retains", False):
+        return
+    self.grad = None
+
+    def keep(xp, g, out, *inputs):
+        mine = g if isinstance(g, Tensor) else np.array(g)               # its own copy of g
+        self.grad = mine if self.grad is None else self.grad + mine
+        return vjp(xp, g, out, *inputs)
+    keep.retains = True
+    self._vjp = keep
+
+
+def _get_grad(self):
+    """``.grad``: a leaf's gradient after backward. A tensor made by an op keeps none (None, with
+    PyTorch's warning) unless ``retain_grad()`` asked."""
+    g = getattr(self, "_grad", None)
+    if g is None and self.requires_grad and self._vjp is not None and \
+            not getattr(self._vjp, "retains", False):
+        warnings.warn(f"tensor.grad: this tensor was made by op '{self._op}', and backward() keeps "
+                      f"only the leaves' gradients: call t.retain_grad() before backward() to "
+                      f"keep its .grad (as in PyTorch), or use mg.grad(loss, [t])", stacklevel=2)
+    return g
+
+
 def _setitem(self, index, value):
     raise TypeError("tensor: t[index] = value is not recorded by autograd (the gradient would be "
                     "wrong): build a new tensor, e.g. mg.where(mask, value, t) or "
@@ -149,7 +180,8 @@ _METHODS = {
     "__float__": lambda self: float(self.data), "__int__": lambda self: int(self.data),
     "__format__": lambda self, spec: format(self.data, spec) if spec else repr(self),
     "__setitem__": _setitem, "tolist": lambda self: self.data.tolist(),
-    "numpy": lambda self: self.data, "backward": backward,
+    "numpy": lambda self: self.data, "backward": backward, "retain_grad": retain_grad,
+    "grad": property(_get_grad, Tensor._grad.__set__),
     "detach": lambda self: Tensor._from_op(self.data, (), None, "detach"),
     "__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
     "__matmul__": ops.matmul, "__pow__": ops.pow,

@@ -89,8 +89,7 @@ class ModelConfig:
                  and not (name == "dropout" and self.decoder == "transformer")]  # its own dropout
         if given and (self.decoder in ("plain", "transformer") or self.score.startswith("local")):
             raise ValueError(f"ModelConfig: {', '.join(given)} apply to the global attention of "
-                             f"the bahdanau and luong decoders, not {self.decoder!r} with "
-                             f"{self.score!r}")
+                             f"bahdanau/luong, not {self.decoder!r} with {self.score!r}")
 
     def attention_options(self) -> dict:
         """The options of ``attention.Attention`` that differ from its defaults."""
@@ -102,8 +101,7 @@ class ModelConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "ModelConfig":
-        """A saved config; one saved before input feeding was off by default was trained with
-        it, and loads that way."""
+        """A saved config; one saved before input feeding was off by default loads with it on."""
         if not isinstance(d, dict):
             raise ValueError(f"ModelConfig: expected a dict of fields, got {type(d).__name__}")
         d = {RENAMED.get(k, k): v for k, v in d.items()}
@@ -111,5 +109,3 @@ class ModelConfig:
         if unknown:
             raise ValueError(f"ModelConfig: unknown field(s) {unknown}")
         return cls(**{"input_feeding": True, **d})
-
-

@@ -33,22 +33,20 @@ SCORES = ("additive", "dot", "general", "concat", "scaled-dot")
 def make_score(kind: str, query_dim: int, key_dim: int, attn_dim: int,
                rng: np.random.Generator, dtype) -> Module:
     """A score module of ``attention`` by name (see SCORES)."""
+    check_choice("make_score", "kind", kind, SCORES)
     if kind in ("dot", "scaled-dot") and query_dim != key_dim:
         raise ValueError(f"score {kind!r}: the decoder state (H={query_dim}) and the annotations "
-                         f"(K={key_dim}) must have equal widths; use 'general' or set the "
-                         f"decoder hidden size to {key_dim}")
+                         f"(K={key_dim}) must have equal widths (or use 'general')")
     scores = {"additive": lambda: AdditiveScore(query_dim, key_dim, attn_dim, bias=True,
                                                 rng=rng, dtype=dtype),
               "concat": lambda: ConcatScore(query_dim, key_dim, attn_dim, rng=rng, dtype=dtype),
               "general": lambda: GeneralScore(query_dim, key_dim, rng=rng, dtype=dtype),
               "dot": DotScore, "scaled-dot": ScaledDotScore}
-    check_choice("make_score", "kind", kind, SCORES)
     return scores[kind]()
 
 
 def masked_mean(encoded: Encoded) -> mg.Tensor:
-    """(1/S_b) Σ_{j ≤ S_b} h_j over each sequence's real positions (annotations are 0 at
-    padding)."""
+    """(1/S_b) Σ_{j ≤ S_b} h_j over the real positions (annotations are 0 at padding)."""
     lengths = encoded.mask.sum(axis=1, keepdims=True).astype(encoded.annotations.dtype)  # (B, 1)
     return encoded.annotations.sum(axis=1) / lengths                     # (B, K)
 
@@ -71,8 +69,7 @@ def attention_context(attention: Module, encoded: Encoded, rng) -> AttentionCont
 
 
 class Decoder(Module):
-    """The teacher-forced loop and the output layer; subclasses define ``start``, ``step`` and
-    ``out`` (the output Linear)."""
+    """The teacher-forced loop and the output layer ``out``; subclasses define start and step."""
 
     def logits(self, features) -> mg.Tensor:
         """W_o [features] + b_o: (B, V) from one step, (B, T, V) from stacked steps."""
@@ -98,8 +95,7 @@ class Decoder(Module):
         return logits, None if weights[0] is None else np.stack([w.data for w in weights], axis=1)
 
     def own_guess(self, y, features, teacher_forcing: float, rng: np.random.Generator):
-        """y (B,), each replaced with probability 1 − teacher_forcing by the model's argmax at
-        the previous step, whose ``features`` it reads."""
+        """y (B,), each replaced with probability 1 − teacher_forcing by the last step's argmax."""
         with mg.no_grad():
             guess = self.logits(features).data.argmax(axis=-1)          # (B,)
         return np.where(rng.random(len(y)) < teacher_forcing, y, guess)  # (B,)
@@ -116,9 +112,11 @@ class PlainDecoder(Decoder):
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,
                  reset_after: bool = True, rng: np.random.Generator | None = None,
-                 dtype=np.float64):
-        rng = init.generator("PlainDecoder", rng)
+                 dtype=np.float64, make_attention=None):
+        rng = init.generator(type(self).__name__, rng)
         self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
+        if make_attention is not None:                                   # a subclass's, drawn
+            self.attention = make_attention(rng)                         # after the embedding
         self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
         self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
         self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
@@ -127,14 +125,18 @@ class PlainDecoder(Decoder):
         c = encoded.final                                                # (B, K)
         return (mg.tanh(self.init(c)),), PlainContext(c)                 # (s_0,) (B, H)
 
-    def step(self, y_prev, state, ctx: PlainContext, t):
+    def step(self, y_prev, state, ctx, t):
         (s,) = state                                                     # s_{t−1} (B, H)
-        x = mg.concatenate([self.embedding(y_prev), ctx.c], axis=-1)     # [E y_{t−1} ; c] (B, E+K)
-        s = self.cell(x, s)                                              # s_t (B, H)
-        return (s,), (s, ctx.c), None
+        c, alpha = self.context(s, ctx, t)                               # (B, K), α_t or None
+        x = mg.concatenate([self.embedding(y_prev), c], axis=-1)        # [E y_{t−1} ; c] (B, E+K)
+        s = self.cell.step(F.linear_op(x, self.cell.weight_ih, self.cell.bias_ih), s)  # s_t (B, H)
+        return (s,), (s, c), alpha
+
+    def context(self, s, ctx: PlainContext, t) -> tuple:
+        return ctx.c, None                                               # the fixed c (B, K)
 
 
-class BahdanauDecoder(Decoder):
+class BahdanauDecoder(PlainDecoder):
     """Bahdanau et al. 2015: attend with the *previous* state, then update the GRU::
 
         e_tj = score(s_{t−1}, h_j)   (additive: vᵀ tanh(W_q s_{t−1} + W_k h_j + b))
@@ -150,22 +152,15 @@ class BahdanauDecoder(Decoder):
                  attn_dim: int = 64, score: str = "additive", reset_after: bool = True,
                  rng: np.random.Generator | None = None, dtype=np.float64,
                  attention: dict | None = None):
-        rng = init.generator("BahdanauDecoder", rng)
-        self.embedding = Embedding(vocab_size, embed_dim, rng=rng, dtype=dtype)
-        self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng, dtype),
-                                   **(attention or {}))
-        self.cell = GRUCell(embed_dim + key_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
-        self.init = Linear(key_dim, hidden_size, rng=rng, dtype=dtype)
-        self.out = Linear(hidden_size + key_dim, vocab_size, rng=rng, dtype=dtype)
+        super().__init__(vocab_size, embed_dim, hidden_size, key_dim, reset_after, rng, dtype,
+                         lambda rng: Attention(make_score(score, hidden_size, key_dim, attn_dim,
+                                                          rng, dtype), **(attention or {})))
 
     def start(self, encoded: Encoded, rng=None) -> tuple:
         s0 = mg.tanh(self.init(masked_mean(encoded)))                    # s_0 (B, H)
         return (s0,), attention_context(self.attention, encoded, rng)
 
-    def step(self, y_prev, state, ctx: AttentionContext, t):
-        (s,) = state                                                     # s_{t−1} (B, H)
-        c, alpha = self.attention.step(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
-                                       position=t, rng=ctx.rng)             # c_t (B, K), α_t (B, S)
-        x = mg.concatenate([self.embedding(y_prev), c], axis=-1)        # [E y_{t−1} ; c_t] (B, E+K)
-        s = self.cell(x, s)                                              # s_t (B, H)
-        return (s,), (s, c), alpha
+    def context(self, s, ctx: AttentionContext, t) -> tuple:
+        """c_t (B, K) and α_t (B, S) from s_{t−1} (B, H)."""
+        return self.attention.step(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
+                                   position=t, rng=ctx.rng)

@@ -25,8 +25,7 @@ from models.vocab import BOS, EOS, PAD
 @dataclass
 class Translation:
     """One decoded example: ``tokens`` up to and including EOS (if produced), the alignment
-    ``weights (L, S)`` over its real source positions (None without attention), and ``score``,
-    the sum of the tokens' log-probabilities."""
+    ``weights (L, S)`` over the real source (None without attention), ``score`` = Σ log p."""
     tokens: list
     weights: np.ndarray | None
     score: float
@@ -39,15 +38,12 @@ def length_penalty_gnmt(length, alpha: float):
 
 def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max_len: int = 32,
                 src_mask=None, accept=None) -> list:
-    """The best hypothesis of each example, a ``Translation``, for ``src (B, S)`` and
-    ``src_mask`` as ``Seq2Seq.beam`` checked them. ``accept(ids) -> bool``, if given, judges
-    each final hypothesis (its ids up to EOS): the best accepted one wins."""
-    if not all(isinstance(n, (int, np.integer)) and n >= 1 for n in (max_len, beam_size)):
-        raise ValueError(f"decoding: max_len and beam_size must be positive ints, got "
-                         f"max_len={max_len!r}, beam_size={beam_size!r}")
-    if not (np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
-        raise ValueError(f"decoding: length_penalty must be a finite number >= 0, "
-                         f"got {length_penalty}")
+    """A ``Translation`` per example of ``src (B, S)`` and ``src_mask``, checked. ``accept(ids)
+    -> bool``, if given, judges each final hypothesis (ids up to EOS): the best accepted wins."""
+    if not (all(isinstance(n, (int, np.integer)) and n >= 1 for n in (max_len, beam_size))
+            and np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
+        raise ValueError(f"decoding: max_len={max_len!r} and beam_size={beam_size!r} must be "
+                         f"ints >= 1, length_penalty={length_penalty!r} a finite number >= 0")
     V = model.decoder.out.weight.shape[0]
     B, K = src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)

@@ -110,11 +110,12 @@ def gru_backward(g, h, gh, n, W_hh, d_gi, d_gh, reset_after: bool = True) -> np.
     r, z, gh_n = gh[..., :H, :], gh[..., H:2 * H, :], gh[..., 2 * H:, :]
     d_ar, d_az, d_an = d_gi[..., :H, :], d_gi[..., H:2 * H, :], d_gi[..., 2 * H:, :]
     np.subtract(1, z, out=d_an)
-    d_an *= g
-    d_an *= 1 - n * n                                                     # ∂L/∂a_n
+    d_an *= g                                                             # ∂L/∂n
     np.subtract(h, n, out=d_az)
-    d_az *= g
-    d_az *= z - z * z                                                     # ∂L/∂a_z
+    d_az *= d_an
+    d_az *= z                                               # ∂L/∂a_z = g ⊙ (h − n) ⊙ (1 − z) z
+    np.multiply(n, n, out=d_ar)                                           # d_ar as scratch
+    d_an *= np.subtract(1, d_ar, out=d_ar)                                # ∂L/∂a_n
     if reset_after:
         np.multiply(d_an, gh_n, out=d_ar)                                 # ∂L/∂r
     else:

@@ -10,8 +10,8 @@ feature-major), the additive score of ``attention.kernels.additive_tanh`` and th
 
 * **Over time at once**, whatever does not depend on the recurrence: the input projections
   (read from a table over the vocabulary, W_ih Eᵀ + b_ih (G, V)), and in the backward the
-  weight gradients Σ_t δ_t x_tᵀ as one product (``over_time``) and the read's
-  ∂L/∂h_j = Σ_t α_tj g_t as one batched product.
+  weight gradients Σ_t δ_t x_tᵀ after the loop (``over_time``; the inputs' via the table's
+  gradient) and the read's ∂L/∂h_j = Σ_t α_tj g_t as one batched product.
 * **Both encoder directions in one loop**, stacked (2, H, B).
 * **One node, one backward**: no graph bookkeeping and no checks per step (the ids and masks
   are checked at the model's entry). First order only.
@@ -33,8 +33,9 @@ CORE = "the core model (models.kernels.use_core)"
 
 
 def over_time(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Σ_t a_t b_tᵀ for a (T, M, B) and b (T, N, B): one (M, T·B) @ (T·B, N) product."""
-    return np.tensordot(a, b, axes=([0, 2], [0, 2]))                      # (M, N)
+    """Σ_t a_t b_t for a (T, …, M, B) and b (T, …, B, N), views of any strides: T products and
+    their sum (one (M, T·B) product would first copy both into that layout)."""
+    return np.matmul(a, b).sum(axis=0)                                    # (…, M, N)
 
 
 def one_hot(ids: np.ndarray, n: int, dtype) -> np.ndarray:
@@ -46,11 +47,6 @@ def one_hot(ids: np.ndarray, n: int, dtype) -> np.ndarray:
 # Step k of the loop is position k for the forward direction and S − 1 − k for the backward
 # one; arrays "in step order" are (S, 2, ·, B), [k, 0] forward and [k, 1] backward.
 
-def _in_step_order(a: np.ndarray) -> np.ndarray:
-    """(S, 2, …) with the backward direction's positions reversed: position order <-> step order."""
-    return np.stack([a[:, 0], a[::-1, 1]], axis=1)
-
-
 def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     """Annotations h_j = [→h_j ; ←h_j] (B, S, 2H), zero at padding, as one op: what
     ``BiGRUEncoder`` computes from ids ``src`` (B, S) with ``mask`` (B, S), both checked."""
@@ -61,12 +57,10 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     E_ = embedding.data                                                   # (V, E)
     (B, S), (_, G, H), V = src.shape, W_hh.shape, E_.shape[0]             # W_hh (2, G, H)
     table = np.matmul(W_ih, E_.T) + b_ih[:, :, None]                   # (2, G, V): W_ih E[y] + b_ih
-    ids = np.stack([src.T, src.T[::-1] + V], axis=1)                      # (S, 2, B), step order
-    gi = np.take(np.concatenate([table[0], table[1]], axis=1), ids, axis=1)  # (G, S, 2, B)
-    gi = gi.transpose(1, 2, 0, 3)                                         # (S, 2, G, B), a view
-    if gi.dtype == np.float32:  # its elementwise loops run slower on the strided view (measured)
-        gi = np.ascontiguousarray(gi)
-    real = _in_step_order(np.stack([mask.T, mask.T], axis=1))[:, :, None, :]  # (S, 2, 1, B)
+    steps = np.stack([src.T, src.T[::-1]], axis=1)                        # (S, 2, B) ids by step
+    gi = np.take(np.concatenate([table[0], table[1]], axis=1), steps + [[0], [V]], axis=1)
+    gi = np.ascontiguousarray(gi.transpose(1, 2, 0, 3))                   # (S, 2, G, B)
+    real = np.stack([mask.T, mask.T[::-1]], axis=1)[:, :, None, :]        # (S, 2, 1, B)
     held = ~real.all(axis=(1, 2, 3))                                      # (S,): any padding?
     states = np.zeros((S + 1, 2, H, B), E_.dtype)                         # h_0 = 0, then step k's h
     gh, n = np.empty((S, 2, G, B), E_.dtype), np.empty((S, 2, H, B), E_.dtype)
@@ -83,8 +77,10 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     out = out.reshape(B, S, 2 * H)                                        # (B, S, 2H)
 
     def vjp(g):                                                           # g (B, S, 2H)
-        g = (g * mask[:, :, None]).transpose(1, 2, 0).reshape(S, 2, H, B)
-        d_states = _in_step_order(g)                                      # (S, 2, H, B)
+        gT, m = g.transpose(1, 2, 0), mask.T[:, None, :]                  # (S, 2H, B), (S, 1, B)
+        d_states = np.empty((S, 2, H, B), E_.dtype)                       # step order, 0 at padding
+        np.multiply(gT[:, :H], m, out=d_states[:, 0])
+        np.multiply(gT[::-1, H:], m[::-1], out=d_states[:, 1])
         d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (S, 2, G, B)
         carry = np.zeros((2, H, B), E_.dtype)                             # ∂L/∂h from step k + 1
         for k in reversed(range(S)):
@@ -96,16 +92,11 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
             carry = gru_backward(g_k, before[k], gh[k], n[k], W_hh, d_gi[k], d_gh[k])
             if held[k]:
                 carry += passed
-        x = E_[src.T]                                                     # (S, B, E)
-        xs = (x, x[::-1])                                               # x in each one's step order
-        d_x = [np.matmul(d_gi[:, d].transpose(0, 2, 1), W_ih[d]) for d in (0, 1)]  # (S, B, E)
-        d_x = d_x[0] + d_x[1][::-1]                                       # by position
-        d_emb = one_hot(src.T.reshape(-1), E_.shape[0], E_.dtype).T @ d_x.reshape(S * B, -1)
-        d_b_ih, d_b_hh = d_gi.sum(axis=3).sum(axis=0), d_gh.sum(axis=3).sum(axis=0)  # (2, G)
-        grads = [d_emb]
-        for d in (0, 1):
-            grads += [np.tensordot(d_gi[:, d], xs[d], axes=([0, 2], [0, 1])),  # ∂L/∂W_ih (G, E)
-                      d_b_ih[d], over_time(d_gh[:, d], before[:, d]), d_b_hh[d]]
+        d_table = over_time(d_gi, one_hot(steps, V, E_.dtype))            # (2, G, V): ∂L/∂table
+        d_W_hh, d_b_hh = over_time(d_gh, before.swapaxes(2, 3)), d_gh.sum(axis=3).sum(axis=0)
+        grads = [np.tensordot(d_table, W_ih, axes=([0, 1], [0, 1]))]      # ∂L/∂E (V, E)
+        for d in (0, 1):                                                  # ∂L/∂W_ih = ∂L/∂table E
+            grads += [d_table[d] @ E_, d_table[d].sum(axis=1), d_W_hh[d], d_b_hh[d]]
         return tuple(grads)
     return Tensor._from_op(out, params, once_differentiable(vjp, "bigru_sequence", CORE),
                            "bigru_sequence")
@@ -202,8 +193,8 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     T, (G, H), E, A, dtype = tgt_in.shape[1], W_hh.shape, E_.shape[1], v_.shape[0], h_.dtype
     W_e, W_c = W_ih[:, :E], W_ih[:, E:]                                   # (G, E), (G, K)
     onehot = one_hot(tgt_in.T, E_.shape[0], dtype)                        # (T, B, V)
-    table = E_ @ W_e.T + b_ih                                         # (V, G): W_ih^emb E[y] + b_ih
-    gi_y = onehot @ table                                                 # (T, B, G)
+    table = W_e @ E_.T + b_ih[:, None]                                # (G, V): W_ih^emb E[y] + b_ih
+    gi_y = table @ onehot.transpose(0, 2, 1)                              # (T, G, B)
     states = np.empty((T + 1, H, B), dtype)                              # s_0 .. s_T, feature-major
     states[0] = s0_.T
     u, alpha = np.empty((T, B, S, A), dtype), np.empty((B, T, S), dtype)
@@ -215,7 +206,7 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
         e = (u[t].reshape(-1, A) @ v_).reshape(B, S)                      # one product, not B
         alpha[:, t], c[:, t] = masked_read(e, h_, mask)
         np.matmul(W_c, c[:, t].T, out=gi)                                 # (G, B)
-        gi += gi_y[t].T
+        gi += gi_y[t]
         gru_forward(gi, states[t], W_hh, b_col, gh[t], n[t], states[t + 1])
     features = np.concatenate([states[1:].transpose(2, 0, 1), c], axis=2)  # (B, T, H + K)
 
@@ -246,12 +237,13 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
             d_q[t] *= v_                                                  # ∂L/∂q = Σ_j δ_j
             carry += Wq.T @ d_q[t].T                                      # + ∂L/∂s via the query
         d_h = alpha.transpose(0, 2, 1) @ d_c                            # Σ_t α_tj ∂L/∂c_t (B, S, K)
-        d_Wq = np.tensordot(d_q, states[:-1], axes=([0, 1], [0, 2]))      # (A, H)
-        d_table = np.tensordot(onehot, d_gi, axes=([0, 1], [0, 2]))       # (V, G)
-        d_W_ih = np.concatenate([d_table.T @ E_, np.tensordot(d_gi, c, axes=([0, 2], [1, 0]))],
+        s_T = states[:-1].transpose(0, 2, 1)                             # s_{t−1} (T, B, H), a view
+        d_Wq = over_time(d_q.transpose(0, 2, 1), s_T)                     # (A, H)
+        d_table = over_time(d_gi, onehot)                                 # (G, V)
+        d_W_ih = np.concatenate([d_table @ E_, np.tensordot(d_gi, c, axes=([0, 2], [1, 0]))],
                                 axis=1)                                   # (G, E + K)
-        return (d_h, eps_k * v_, carry.T, d_Wq, d_v, d_table @ W_e, d_W_ih, d_table.sum(axis=0),
-                over_time(d_gh, states[:-1]), d_gh.sum(axis=(0, 2)))
+        return (d_h, eps_k * v_, carry.T, d_Wq, d_v, d_table.T @ W_e, d_W_ih, d_table.sum(axis=1),
+                over_time(d_gh, s_T), d_gh.sum(axis=(0, 2)))
     out = Tensor._from_op(features, params, once_differentiable(vjp, "bahdanau_sequence", CORE),
                           "bahdanau_sequence")
     return out, alpha

@@ -9,8 +9,8 @@ Source 003 §3.1's plain form, the default::
     h̃_t  = tanh(W_c [c_t ; s_t])             combine="concat" (no bias, as in the paper)
     p(y_t | y_<t, x) = softmax(W_o h̃_t + b_o)
 
-``combine="gate"`` (003 §3.1: "a learned gate controls how much of c_t and s_t is mixed"; the
-source gives no formula, this is ours; z_t → 0 keeps the decoder's own state)::
+``combine="gate"`` (003 §3.1 names a learned gate without a formula; this one is ours, and
+z_t → 0 keeps the decoder's own state)::
 
     z_t = σ(W_g [c_t ; s_t] + b_g),    h̃_t = z_t ⊙ tanh(W_c c_t) + (1 − z_t) ⊙ s_t
 
@@ -24,10 +24,10 @@ from __future__ import annotations
 import numpy as np
 
 import minigrad as mg
-from minigrad import init
+from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear, check_sizes
 
-from attention import Attention, GeneralScore, LocalAttention
+from attention import Attention, LocalAttention
 from models.checks import check_choice
 from models.decoders import (AttentionContext, Decoder, attention_context, make_score,
                              masked_mean)
@@ -66,15 +66,11 @@ class LuongDecoder(Decoder):
         in_dim = embed_dim + (hidden_size if input_feeding else 0)
         self.cell = (GRUCell(in_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
                      if cell == "gru" else LSTMCell(in_dim, hidden_size, rng=rng, dtype=dtype))
-        if local:
-            self.attention = LocalAttention(GeneralScore(hidden_size, key_dim, rng=rng,
-                                                         dtype=dtype),
-                                            local_window, predictive=score == "local-p",
-                                            query_dim=hidden_size, rng=rng, dtype=dtype)
-        else:
-            self.attention = Attention(make_score(score, hidden_size, key_dim, attn_dim, rng,
-                                                  dtype),
-                                       **(attention or {}))
+        scorer = make_score("general" if local else score, hidden_size, key_dim, attn_dim, rng,
+                            dtype)                                       # local: the general score
+        self.attention = (LocalAttention(scorer, local_window, predictive=score == "local-p",
+                                         query_dim=hidden_size, rng=rng, dtype=dtype) if local
+                          else Attention(scorer, **(attention or {})))
         gated = combine == "gate"
         self.combine = Linear(key_dim if gated else key_dim + hidden_size, hidden_size, bias=False,
                               rng=rng, dtype=dtype)                      # W_c (H, K) or (H, K + H)
@@ -94,23 +90,22 @@ class LuongDecoder(Decoder):
         return self.attend(self.rnn(y_prev, state[n:], state[:n]), ctx, t)  # RNN, then attend
 
     def rnn(self, y_prev, fed: tuple, rnn: tuple) -> tuple:
-        """s_t, as (s_t,) or (h_t, c_t), from the cell's part of the state ``rnn`` and ``fed``,
-        (h̃_{t−1},) with input feeding, else ()."""
+        """(s_t,) or (h_t, c_t) from the cell's part of the state ``rnn`` and ``fed``: (h̃_{t−1},)
+        with input feeding, else ()."""
         e = self.embedding(y_prev)                                       # E y_{t−1} (B, E)
         x = mg.concatenate([e, *fed], axis=-1) if fed else e             # (B, E [+ H])
-        out = self.cell(x, rnn if len(rnn) > 1 else rnn[0])
+        gi = F.linear_op(x, self.cell.weight_ih, self.cell.bias_ih)      # W_ih x + b_ih (B, 3H|4H)
+        out = self.cell.step(gi, rnn if len(rnn) > 1 else rnn[0])
         return out if isinstance(out, tuple) else (out,)
 
     def attend(self, rnn: tuple, ctx: AttentionContext, t) -> tuple:
         """The new state, the features (h̃_t,) and α_t (B, S) from the RNN's output ``rnn``."""
         s = rnn[0]                                                       # s_t (B, H)
-        if isinstance(self.attention, LocalAttention):                   # local-p predicts p_t
-            position = None if self.attention.predictive else t
-            c, alpha = self.attention.step(s, ctx.keys, mask=ctx.mask, position=position,
-                                           projected=ctx.projected)           # (B, K), (B, S)
-        else:
-            c, alpha = self.attention.step(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
-                                           position=t, rng=ctx.rng)           # (B, K), (B, S)
+        local = isinstance(self.attention, LocalAttention)               # local-p predicts p_t
+        options = ({"position": None if self.attention.predictive else t} if local
+                   else {"position": t, "rng": ctx.rng})
+        c, alpha = self.attention.step(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
+                                       **options)                        # (B, K), (B, S)
         h_tilde = self.attentional(c, s)                                 # (B, H)
         return rnn + ((h_tilde,) if self.input_feeding else ()), (h_tilde,), alpha
 

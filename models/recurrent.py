@@ -2,19 +2,17 @@
 
 The cells have ``torch.nn.GRUCell`` / ``torch.nn.LSTMCell``'s equations, calls
 (``h = gru(x, h)``, ``h, c = lstm(x, (h, c))``; a state left out is zeros), parameter names
-and layout (rows r | z | n, and i | f | g | o), composed from minigrad ops. A call is
-``step(W_ih x + b_ih, state)``: a caller that has the input projection already runs ``step``
-alone (the kernels in ``models/kernels.py`` do).
+and layout (rows r | z | n, and i | f | g | o). A call checks its input, then runs
+``step(W_ih x + b_ih, state)``; the models, whose input is checked already, run ``step``.
 
 The encoder is Bahdanau et al.'s, padding-aware: each source position j gets an annotation
 h_j = [→h_j ; ←h_j] (B, S, 2H)::
 
     →h_j = GRU(E x_j, →h_{j−1}),   ←h_j = GRU'(E x_j, ←h_{j+1}),   →h_0 = ←h_{S_b+1} = 0
 
-Positions count from 1 in the formulas, from 0 in the arrays: h_j is ``annotations[:, j − 1]``.
-Sources are right-padded; at padding each direction keeps its state, so the backward direction
-starts at each sequence's own last real token, and real positions see exactly what they would
-see without padding. Annotations at padding are zero.
+h_j is ``annotations[:, j − 1]``. Sources are right-padded; at padding each direction keeps its
+state, so the backward one starts at each sequence's last real token and real positions see
+what they would without padding. Annotations at padding are zero.
 
 Shape letters: B batch, I input size, H hidden size (per direction), S source length,
 V source vocabulary, E embedding.
@@ -154,8 +152,7 @@ class BiGRUEncoder(Module):
         self.backward_cell = GRUCell(embed_dim, hidden_size, reset_after, rng=rng, dtype=dtype)
 
     def forward(self, src, mask=None, rng=None) -> Encoded:
-        """Ids ``src (B, S)`` and ``mask`` (None: src != PAD) as ``Seq2Seq`` checked them;
-        ``rng`` unused (every encoder is called alike)."""
+        """Ids ``src (B, S)`` and ``mask`` (None: src != PAD), checked; ``rng`` unused."""
         mask = src != PAD if mask is None else mask                        # (B, S)
         x = self.embedding(src)                                            # E x_j (B, S, E)
         S = src.shape[1]
@@ -168,7 +165,7 @@ class BiGRUEncoder(Module):
         h = mg.Tensor(np.zeros((x.shape[0], self.hidden_size), dtype=x.dtype))  # h_0 = 0 (B, H)
         states = [None] * x.shape[1]
         for j in order:
-            new = cell(x[:, j], h)                                         # (B, H)
+            new = cell.step(F.linear_op(x[:, j], cell.weight_ih, cell.bias_ih), h)  # (B, H)
             real = mask[:, j]                                              # (B,)
             h = new if real.all() else mg.where(real[:, None], new, h)     # held at padding
             states[j] = h

@@ -28,54 +28,28 @@ from models.transformer import TransformerDecoder, TransformerEncoder
 from models.vocab import BOS, PAD
 
 
-def check_ids(ids, vocab: int, role: str) -> np.ndarray:
-    """``ids`` as an array, every id in 0 .. vocab − 1."""
-    ids = np.asarray(ids)
-    if ids.size and (ids.min() < 0 or ids.max() >= vocab):
-        bad = ids[(ids < 0) | (ids >= vocab)][0]
-        raise ValueError(f"{role}: token id {bad} is out of range for a vocabulary of {vocab}")
-    return ids
-
-
-def check_mask(ids: np.ndarray, mask, role: str) -> np.ndarray:
-    """``mask`` as booleans (B, L) of the shape of ``ids``; None: ids != PAD."""
-    mask = ids != PAD if mask is None else np.asarray(mask, dtype=bool)  # (B, L)
+def check_ids(ids, vocab: int, role: str, mask=None) -> tuple:
+    """Integer ids (B, L), non-empty, in 0 .. vocab − 1, and their mask (None: ids != PAD)."""
+    ids = np.asarray(ids)                                                 # (B, L)
+    if ids.ndim != 2 or ids.dtype.kind not in "iu" or 0 in ids.shape:
+        raise ValueError(f"{role}: expected integer ids of shape (B, L), non-empty, got "
+                         f"{ids.dtype} {ids.shape}")
+    if ids.min() < 0 or ids.max() >= vocab:
+        raise ValueError(f"{role}: token id {ids[(ids < 0) | (ids >= vocab)][0]} is out of range "
+                         f"for a vocabulary of {vocab}")
+    mask = ids != PAD if mask is None else np.asarray(mask, dtype=bool)   # (B, L)
     if mask.shape != ids.shape:
         raise ValueError(f"{role}: mask of shape {mask.shape} vs ids of shape {ids.shape}")
-    return mask
+    return ids, mask
 
 
-def check_batch(ids, vocab: int | None, role: str, letter: str) -> np.ndarray:
-    """A non-empty batch of integer ids (B, L), in range when ``vocab`` is given."""
-    ids = np.asarray(ids)                                         # (B, L)
-    if ids.ndim != 2 or ids.dtype.kind not in "iu" or 0 in ids.shape:
-        raise ValueError(f"{role}: expected integer ids of shape (B, {letter}), non-empty, "
-                         f"got {ids.dtype} {ids.shape}")
-    return ids if vocab is None else check_ids(ids, vocab, role)
-
-
-def check_source(src, mask=None, vocab: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def check_source(src, mask, vocab: int) -> tuple:
     """Ids (B, S) and their mask: right-padded, a real token first in every row."""
-    src = check_batch(src, vocab, "source", "S")                  # (B, S)
-    mask = check_mask(src, mask, "source")                        # (B, S)
-    if not mask[:, 0].all():
-        raise ValueError("source: every sequence needs at least one real token (mask[:, 0])")
-    if (mask[:, 1:] & ~mask[:, :-1]).any():
-        raise ValueError("source: padding must come after the real tokens (right-padding)")
+    src, mask = check_ids(src, vocab, "source", mask)                     # (B, S) each
+    if not mask[:, 0].all() or (mask[:, 1:] & ~mask[:, :-1]).any():
+        raise ValueError("source: every sequence needs at least one real token, first, and "
+                         "padding only after the real tokens (right-padding)")
     return src, mask
-
-
-def check_targets(tgt, src: np.ndarray, vocab: int, teacher_forcing: float,
-                  rng) -> np.ndarray:
-    """Ids (B, T) for the sources (B, S), and teacher forcing in [0, 1] (below 1 with ``rng``)."""
-    tgt = check_batch(tgt, vocab, "targets", "T")                 # (B, T)
-    if tgt.shape[0] != src.shape[0]:
-        raise ValueError(f"targets: shape {tgt.shape} does not fit sources of shape {src.shape}")
-    if not 0 <= teacher_forcing <= 1:  # written so that NaN fails too
-        raise ValueError(f"Seq2Seq: teacher_forcing must be in [0, 1], got {teacher_forcing}")
-    if teacher_forcing < 1 and rng is None:
-        raise ValueError("Seq2Seq: teacher_forcing < 1 draws which inputs to replace: pass rng")
-    return tgt
 
 
 def decoder_inputs(tgt: np.ndarray) -> np.ndarray:
@@ -120,17 +94,26 @@ class Seq2Seq(Module):
     def forward(self, src, tgt, src_mask=None, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:
         """Logits (B, T, V) for targets ``tgt (B, T)`` and the alignment (B, T, S) or None."""
-        src, src_mask = check_source(src, src_mask, self.config.src_vocab)
-        tgt = check_targets(tgt, src, self.config.tgt_vocab, teacher_forcing, rng)  # (B, T)
-        encoded = self.encoder(src, src_mask, rng=rng)  # rng: the Transformer's attention dropout
-        return self.decoder(encoded, decoder_inputs(tgt), teacher_forcing, rng)
+        return self.run(src, tgt, src_mask, None, teacher_forcing, rng)[:2]
 
     def loss(self, src, tgt, src_mask=None, tgt_mask=None, teacher_forcing: float = 1.0,
              rng: np.random.Generator | None = None) -> mg.Tensor:
         """L above; ``teacher_forcing`` is the probability of feeding y_{t−1} rather than the
         model's own guess (< 1 needs ``rng``)."""
-        logits, _ = self.forward(src, tgt, src_mask, teacher_forcing, rng)  # (B, T, V)
-        return masked_cross_entropy(logits, tgt, check_mask(np.asarray(tgt), tgt_mask, "targets"))
+        logits, _, tgt, tgt_mask = self.run(src, tgt, src_mask, tgt_mask, teacher_forcing, rng)
+        return masked_cross_entropy(logits, tgt, tgt_mask)                # ()
+
+    def run(self, src, tgt, src_mask, tgt_mask, teacher_forcing: float, rng) -> tuple:
+        """(logits (B, T, V), alignment, tgt, tgt_mask): the input checked, then run."""
+        src, src_mask = check_source(src, src_mask, self.config.src_vocab)  # (B, S) each
+        tgt, tgt_mask = check_ids(tgt, self.config.tgt_vocab, "targets", tgt_mask)  # (B, T) each
+        if len(tgt) != len(src):
+            raise ValueError(f"targets: shape {tgt.shape} does not fit sources {src.shape}")
+        if not (0 <= teacher_forcing <= 1 and (teacher_forcing == 1 or rng is not None)):  # NaN too
+            raise ValueError(f"Seq2Seq: teacher_forcing must be in [0, 1], and < 1 needs rng (it "
+                             f"draws which inputs to replace); got {teacher_forcing}, rng={rng}")
+        encoded = self.encoder(src, src_mask, rng=rng)  # rng: the Transformer's attention dropout
+        return (*self.decoder(encoded, decoder_inputs(tgt), teacher_forcing, rng), tgt, tgt_mask)
 
     def greedy(self, src, max_len: int = 32, src_mask=None) -> list:
         """A ``Translation`` per example, the most likely token at every step: a beam of 1."""

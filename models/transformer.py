@@ -7,10 +7,9 @@ V vocabulary, t the decoder step.
     decoder:  y = E_tgt[y_{t−1}] + PE(t),   L × DecoderLayer(memory),
               p(y_t | y_<t, x) = softmax(W_o LN(y_t) + b_o)
 
-Nothing is recurrent: teacher-forced training runs all T positions in one pass. The encoder
-returns an ``Encoded`` (annotations = the memory, zero at padding) and the decoder has
-``start`` / ``step`` / ``logits``, so ``Seq2Seq``'s loss, greedy and beam search use it
-unchanged; its ``state`` is each layer's self-attention cache of keys and values (B, h, t, d).
+Nothing is recurrent: teacher forcing runs all T positions in one pass. The encoder returns an
+``Encoded`` (annotations = the memory, 0 at padding) and the decoder has ``start`` / ``step`` /
+``logits``, for ``Seq2Seq``'s loss and decoding; its ``state`` is each layer's cache (B, h, t, d).
 """
 from __future__ import annotations
 
@@ -32,42 +31,41 @@ from models.vocab import PAD
 POSITIONS = ("sinusoidal", "learned")
 
 
-def build_stack(stack: Module, Layer, vocab_size: int, dim: int, heads: int, ff: int,
-                layers: int, dropout: float, activation: str, position: str, max_len: int, rng,
-                dtype) -> np.random.Generator:
-    """An encoder's or decoder's embedding, positions, L layers and final LayerNorm; its rng."""
-    who = type(stack).__name__
-    check_sizes(who, vocab_size=vocab_size, dim=dim, heads=heads, ff=ff, layers=layers,
-                max_len=max_len)
-    check_choice(who, "position", position, POSITIONS)
-    rng = init.generator(who, rng)
-    stack.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
-    stack.pos = (SinusoidalPositions(dim, dtype) if position == "sinusoidal"
-                 else LearnedPositions(max_len, dim, rng, dtype))
-    stack.layers = [Layer(dim, heads, ff, dropout, activation, rng, dtype) for _ in range(layers)]
-    stack.norm = LayerNorm(dim, dtype=dtype)
-    return rng
-
-
-def embed(stack: Module, ids, start: int = 0) -> mg.Tensor:
-    """E[ids] + PE(start ..), (B, L, D). The paper multiplies embeddings initialised with
-    variance 1/D by √D; ours start N(0, 1), already at the scale of the sinusoids."""
-    return stack.embedding(ids) + stack.pos(ids.shape[1], start)        # (B, L, D)
-
-
-class TransformerEncoder(Module):
-    """Token and position embedding, L pre-norm encoder layers, a final LayerNorm."""
+class Stack(Module):
+    """Embedding, positions, L pre-norm ``Layer``s, a final LayerNorm (and a decoder's output)."""
 
     def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
                  dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
                  max_len: int = 128, rng=None, dtype=np.float64):
-        build_stack(self, EncoderLayer, vocab_size, dim, heads, ff, layers, dropout, activation,
-                    position, max_len, rng, dtype)
+        who = type(self).__name__
+        check_sizes(who, vocab_size=vocab_size, dim=dim, heads=heads, ff=ff, layers=layers,
+                    max_len=max_len)
+        check_choice(who, "position", position, POSITIONS)
+        rng = init.generator(who, rng)
+        self.embedding = Embedding(vocab_size, dim, rng=rng, dtype=dtype)
+        self.pos = (SinusoidalPositions(dim, dtype) if position == "sinusoidal"
+                    else LearnedPositions(max_len, dim, rng, dtype))
+        self.layers = [self.Layer(dim, heads, ff, dropout, activation, rng, dtype)
+                       for _ in range(layers)]
+        self.norm = LayerNorm(dim, dtype=dtype)
+        if isinstance(self, Decoder):
+            self.out = Linear(dim, vocab_size, rng=rng, dtype=dtype)
+
+    def embed(self, ids, start: int = 0) -> mg.Tensor:
+        """E[ids] + PE(start ..), (B, L, D). The paper multiplies embeddings initialised with
+        variance 1/D by √D; ours start N(0, 1), already at the scale of the sinusoids."""
+        return self.embedding(ids) + self.pos(ids.shape[1], start)       # (B, L, D)
+
+
+class TransformerEncoder(Stack):
+    """Token and position embedding, L pre-norm encoder layers, a final LayerNorm."""
+
+    Layer = EncoderLayer
 
     def encode(self, src, mask=None, rng=None) -> tuple:
         """(Encoded, [self-attention weights (B, h, S, S) of each layer])."""
         mask = src != PAD if mask is None else mask                      # (B, S)
-        x = embed(self, src)                                             # (B, S, D)
+        x = self.embed(src)                                              # (B, S, D)
         weights = []
         for layer in self.layers:
             x, w = layer(x, mask, rng)                                   # (B, S, D)
@@ -86,15 +84,10 @@ class Cache(NamedTuple):
     mask: np.ndarray | None  # (B, S) True = real; None when nothing is padding
 
 
-class TransformerDecoder(Decoder):
+class TransformerDecoder(Stack, Decoder):
     """Target embedding and positions, L pre-norm decoder layers, LayerNorm, output layer."""
 
-    def __init__(self, vocab_size: int, dim: int, heads: int, ff: int, layers: int,
-                 dropout: float = 0.0, activation: str = "relu", position: str = "sinusoidal",
-                 max_len: int = 128, rng=None, dtype=np.float64):
-        rng = build_stack(self, DecoderLayer, vocab_size, dim, heads, ff, layers, dropout,
-                          activation, position, max_len, rng, dtype)
-        self.out = Linear(dim, vocab_size, rng=rng, dtype=dtype)
+    Layer = DecoderLayer
 
     def start(self, encoded: Encoded) -> tuple:
         """An empty self-attention cache per layer, and the cross keys and values."""
@@ -108,7 +101,7 @@ class TransformerDecoder(Decoder):
     def step(self, y_prev, state, ctx: Cache, t: int):
         """The new token attends to the t cached ones and to the source; the alignment (B, S)
         is the last layer's cross-attention averaged over the heads."""
-        y = embed(self, np.asarray(y_prev)[:, None], start=t)            # (B, 1, D)
+        y = self.embed(np.asarray(y_prev)[:, None], start=t)             # (B, 1, D)
         grown = []
         for i, layer in enumerate(self.layers):
             y, kv, cross = layer.step(y, state[2 * i:2 * i + 2], ctx.memory_kv[i], ctx.mask)
@@ -120,7 +113,7 @@ class TransformerDecoder(Decoder):
         """All T positions at once: logits (B, T, V), and per layer the self weights
         (B, h, T, T) and cross weights (B, h, T, S) as arrays."""
         mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
-        y = embed(self, tgt_in)                                          # (B, T, D)
+        y = self.embed(tgt_in)                                           # (B, T, D)
         self_w, cross_w = [], []
         for layer in self.layers:
             kv = layer.cross_attn.project_kv(encoded.annotations, encoded.annotations)

@@ -20,11 +20,10 @@ class Vocab:
     PAD, BOS, EOS, UNK = PAD, BOS, EOS, UNK
 
     def __init__(self, alphabet: str) -> None:
-        if not alphabet:
-            raise ValueError("Vocab: the alphabet is empty")
-        repeated = sorted({c for c in alphabet if alphabet.count(c) > 1})
-        if repeated:
-            raise ValueError(f"Vocab: alphabet repeats {''.join(repeated)!r}")
+        repeated = "".join(sorted({c for c in alphabet or "" if alphabet.count(c) > 1}))
+        if not alphabet or repeated:
+            raise ValueError(f"Vocab: the alphabet must be non-empty, each character once; got "
+                             f"{alphabet!r}" + (f" (repeats {repeated!r})" if repeated else ""))
         self.alphabet = alphabet
         self._itos = list(SPECIALS) + list(alphabet)
         self._stoi = {c: i + len(SPECIALS) for i, c in enumerate(alphabet)}
@@ -63,10 +62,8 @@ class Vocab:
     def decode(self, ids: Sequence[int], strip_special: bool = True) -> str:
         """Ids to text; with ``strip_special`` up to the first EOS and without special tokens."""
         toks = self.tokens(ids)
-        if not strip_special:
-            return "".join(toks)
-        toks = toks[: toks.index(SPECIALS[EOS])] if SPECIALS[EOS] in toks else toks
-        return "".join(t for t in toks if t not in SPECIALS)
+        end = toks.index(SPECIALS[EOS]) if strip_special and SPECIALS[EOS] in toks else len(toks)
+        return "".join(t for t in toks[:end] if not strip_special or t not in SPECIALS)
 
     def to_dict(self) -> dict:
         return {"alphabet": self.alphabet, "specials": list(SPECIALS)}
@@ -74,11 +71,10 @@ class Vocab:
     @classmethod
     def from_dict(cls, d: dict) -> Vocab:
         """Inverse of ``to_dict``; refuses anything else, e.g. other special tokens."""
-        if not isinstance(d, dict) or not isinstance(d.get("alphabet"), str):
-            raise ValueError(f"Vocab.from_dict: expected {{'alphabet': str, 'specials': [...]}}, "
-                             f"got {type(d).__name__}")
-        if d.get("specials", list(SPECIALS)) != list(SPECIALS):
-            raise ValueError(f"Vocab.from_dict: specials {d['specials']!r} != {list(SPECIALS)}")
+        if not isinstance(d, dict) or not isinstance(d.get("alphabet"), str) or \
+                d.get("specials", list(SPECIALS)) != list(SPECIALS):
+            raise ValueError(f"Vocab.from_dict: expected {{'alphabet': str, 'specials': "
+                             f"{list(SPECIALS)}}}, got {d!r:.80}")
         return cls(d["alphabet"])
 
 

@@ -266,11 +266,15 @@ CASES = [
     ("Adam state t -3", lambda tmp: optim.Adam([p(2)]).load_state_dict(
         {"t": np.array(-3), "m.0": np.zeros(2), "v.0": np.zeros(2)}), "t must be an int >= 0"),
     # ---- 5. attention edge cases ---------------------------------------------------------
-    ("read with S = 0", lambda tmp: read(p(2, 0), p(2, 0, 3)), "read: scores (B=2, S=0) vs values (B=2, S=0, 3): S = 0"),
-    ("Attention with S = 0", lambda tmp: Attention(DotScore())(p(2, 4), p(2, 0, 4)), "Attention: scores (B=2, S=0)"),
+    ("read with S = 0", lambda tmp: read(p(2, 0), p(2, 0, 3)),
+     "read: values (B=2, S=0, D=3) does not fit (B, [h], S >= 1, D)"),
+    ("Attention with S = 0", lambda tmp: Attention(DotScore())(p(2, 4), p(2, 0, 4)),
+     "Attention: values (B=2, S=0, D=4) does not fit (B, S >= 1, D)"),
     ("sdpa with S = 0", lambda tmp: scaled_dot_product_attention(p(2, 3, 4), p(2, 0, 4), p(2, 0, 4)),
-     "k (B=2, S=0, 4) has S = 0"),
-    ("MultiHeadAttention(8, 2.0)", lambda tmp: MultiHeadAttention(8, 2.0), "num_heads must be a positive int, got 2.0"),
+     "scaled_dot_product_attention: k (B=2, S=0, d=4) does not fit (B=2, S >= 1, d=4)"),
+    ("MultiHeadAttention(8, 2.0)", lambda tmp: MultiHeadAttention(8, 2.0),
+     "MultiHeadAttention: embed_dim and num_heads must be positive integers, got embed_dim=8, "
+     "num_heads=2.0"),
     ("local-m position 1.5", lambda tmp: local_m(1.5), "position 1.5 is not an integer"),
     ("local-m position -1", lambda tmp: local_m(-1), "position -1 is negative"),
     # ---- 6. bounded work and clean exits --------------------------------------------------

@@ -244,12 +244,15 @@ APPLICATION = files_of("models/app/**/*.py", "attention/demos/*.py", "attention/
 CATALOGUE = files_of("minigrad/catalogue.py", "minigrad/numpy_functions.py")
 CORE = files_of("minigrad/*.py", "attention/*.py", "models/*.py") - KERNELS - TOOLS - \
     APPLICATION - CATALOGUE
-ROOMS = {  # room -> (files, budget in lines); tools and application: today's size and a margin
+ROOMS = {  # room -> (files, budget in lines)
     "core": (CORE, 3000),
     "catalogue": (CATALOGUE, 650),   # the ops no model uses, and NumPy's functions on Tensors
     "kernels": (KERNELS, 1000),
-    "tools": (TOOLS, 6300),
-    "application": (APPLICATION, 6500),
+    # Set from their size when the rooms were drawn (6,200 and 6,290 lines) and a margin, then
+    # raised once for what came after: the HTML explorer (+~220 tools, +~90 application) and
+    # the grader's and the application's fourth round of hardening (+~120 tools, +~110 app).
+    "tools": (TOOLS, 6700),
+    "application": (APPLICATION, 6650),
 }
 
 
@@ -316,7 +319,7 @@ def rooms() -> str:
 
 # A path not yet within its budget may not grow: its ceiling is what it runs today, lowered as
 # it is cut. (Remove a path's entry when it fits its budget.)
-CEILING = {"core": 3980, "error share": 0.22}
+CEILING = {"core": 3899, "error share": 0.20}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.scenario.__name__ for p in PATHS])

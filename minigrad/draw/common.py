@@ -33,15 +33,20 @@ class Drawing(str):
         return "<pre>" + self.replace("&", "&amp;").replace("<", "&lt;") + "</pre>"
 
 
+_INVISIBLE = (0xAD, 0x61C, 0x180E, *range(0x200B, 0x2010), *range(0x2028, 0x202F),
+              *range(0x2060, 0x2070), 0xFEFF)  # soft hyphen, zero-width, bidi, U+2028/9
 _PRINTABLE = {**{i: chr(0x2400 + i) for i in range(32)}, 0x7F: "␡",
               **{i: f"\\x{i:02x}" for i in range(0x80, 0xA0)},
+              **{i: f"\\u{i:04x}" for i in _INVISIBLE},
               **{i: "\ufffd" for i in (*range(0xD800, 0xE000), 0xFFFE, 0xFFFF)}}
 
 
 def printable(text) -> str:
     """``text`` safe in a terminal and in XML: control characters (C0 and DEL) shown as their
     pictures ␀ … ␟ ␡ (ESC as ␛, never raw), C1 ones (U+0080–U+009F; U+009B is ESC [ to some
-    terminals) as ``\\x9b``, and what XML cannot hold (lone surrogates, U+FFFE, U+FFFF) as �."""
+    terminals) as ``\\x9b``, the invisible ones that hide or reorder text (zero-width, bidi
+    overrides such as U+202E) as ``\\u202e``, and what XML cannot hold (lone surrogates, U+FFFE,
+    U+FFFF) as �."""
     return str(text).translate(_PRINTABLE)
 
 
@@ -63,9 +68,13 @@ def pad(text: str, width: int, right: bool = False) -> str:
 
 
 def fit(line: str, width: int) -> str:
-    """``line`` made printable and cut to ``width`` characters."""
+    """``line`` made printable and cut to ``width`` characters, at a space when there is one, so
+    that no number is cut in the middle (``6.774e…`` would read as another number)."""
     line = printable(line)
-    return line if len(line) <= width else line[:width - 1] + "…"
+    if len(line) <= width:
+        return line
+    cut = line[:width - 1]
+    return (cut[:cut.rindex(" ")] if " " in cut.strip() else cut).rstrip() + "…"
 
 
 def blue(v: float) -> str:

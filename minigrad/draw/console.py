@@ -9,11 +9,13 @@
   status 0, instead of a ``BrokenPipeError`` traceback: the reader took what it wanted, so a
   script under ``set -o pipefail`` does not fail on it (a shell would report 141, 128 +
   SIGPIPE, for a program the signal killed). ``closed_pipe()`` is that exit, for a ``main``
-  that catches the error itself.
+  that catches the error itself. Output that cannot be written (a full disk, ``> /dev/full``)
+  gives one line on stderr and status 1, never a traceback.
 """
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import sys
 
@@ -59,11 +61,20 @@ def closed_pipe() -> int:
 
 
 def run_main(main, argv=None) -> int:
-    """``main(argv)`` with tolerant output; a closed pipe ends it quietly (``CLOSED_PIPE``)."""
+    """``main(argv)`` with tolerant output; a closed pipe ends it quietly (``CLOSED_PIPE``), an
+    output that cannot be written (``> /dev/full``) with one line on stderr and status 1."""
     tolerant_output()
     try:
         status = main(argv)
-        sys.stdout.flush()  # a closed pipe shows up here, not at exit
+        if sys.stdout is not None:  # None: started with stdout closed (`>&-`), print is a no-op
+            sys.stdout.flush()  # a closed pipe shows up here, not at exit
         return status
     except BrokenPipeError:
         return closed_pipe()
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EBADF):
+            raise
+        closed_pipe()  # the rest goes to devnull, so the flush at exit cannot fail again
+        if sys.stderr is not None:
+            print(f"error: the output could not be written: {e.strerror or e}", file=sys.stderr)
+        return 1

@@ -22,12 +22,18 @@ limit), ``report`` (text), ``__main__`` (the command line).
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-from minigrad.exercises.catalog import Exercise
-from minigrad.exercises.registry import all_exercises, find
-from minigrad.exercises.checker import Report, check_file, check_function
-from minigrad.i18n import translator
+try:
+    from minigrad.exercises.catalog import Exercise
+    from minigrad.exercises.registry import all_exercises, find
+    from minigrad.exercises.checker import Report, check_file, check_function
+    from minigrad.i18n import translator
+except KeyboardInterrupt:  # Ctrl-C while `python -m minigrad.exercises` starts: no traceback
+    if sys.argv[:1] != ["-m"]:  # "-m" while Python looks for the module it is to run
+        raise
+    raise SystemExit(130) from None
 
 _ = translator("minigrad")
 

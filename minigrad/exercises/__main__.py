@@ -4,19 +4,28 @@ from __future__ import annotations
 import os
 import sys
 
-if __name__ == "__main__" and sys.path and sys.path[0] in ("", os.getcwd()):
+try:
+    HERE = os.getcwd()
+except OSError:  # the current folder was deleted: nothing can be imported from it
+    HERE = ""
+if __name__ == "__main__" and sys.path and sys.path[0] in ("", HERE):
     del sys.path[0]  # `python -m` put the current folder first: import nothing more from it
 
-import argparse  # noqa: E402 (after the line above)
-import signal  # noqa: E402
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
+try:  # Ctrl-C while the program starts: it ends quietly (exercises/__init__ does the same)
+    import argparse
+    import errno
+    import signal
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
 
-from minigrad import i18n
-from minigrad.draw.common import pad  # by terminal columns: a Chinese character takes 2
-from minigrad.exercises import (all_exercises, check_file, child, copy_stubs, find, integrity,
-                                report)
+    from minigrad import i18n
+    from minigrad.draw.common import pad  # by terminal columns: a Chinese character takes 2
+    from minigrad.draw.console import closed_pipe
+    from minigrad.exercises import (all_exercises, check_file, child, copy_stubs, find,
+                                    integrity, report)
+except KeyboardInterrupt:
+    raise SystemExit(130) from None
 
 _ = i18n.translator("minigrad")
 PROGRAM = report.PROGRAM
@@ -34,6 +43,11 @@ def _check_all(folder: Path) -> list:
 
 def cmd_list(args) -> int:
     folder = Path(args.dir)
+    if not folder.is_dir():  # every status would be "-": say why once instead
+        print(_("error: there is no folder {folder}: make it with `{program} start {folder}`, "
+                "or name your exercise folder with --dir").format(
+                    folder=integrity.printable(args.dir), program=PROGRAM), file=sys.stderr)
+        return 2
     print(_(" #  name                level  status           formula"))  # the columns below
     for e, rep in zip(all_exercises(), _check_all(folder)):
         status = report.status_word(rep) if (folder / e.file).exists() else "-"
@@ -58,11 +72,20 @@ def cmd_start(args) -> int:
     if kept:
         print(_("kept {n} file(s) already there (not overwritten): {files}").format(
             n=len(kept), files=", ".join(kept)))
-    first = all_exercises()[0]
-    print("\n" + _("Next: open {path}, write {function}, then run\n"
-                   "  {program} check {name} --dir {folder}").format(
-                       path=folder / first.file, function=first.function, program=PROGRAM,
-                       name=first.name, folder=folder))
+    done = 0  # the exercises passing, in order, up to the first that does not (a kept file)
+    for e in all_exercises():
+        if e.file in copied or check_file(e, folder).status != "done":
+            break
+        done += 1
+    else:
+        print("\n" + _("All {n} exercises pass: nothing left to do (`{program} list --dir "
+                       "{folder}` shows them)").format(n=done, program=PROGRAM, folder=folder))
+        return 0
+    print("\n" + (_("{done} exercise(s) already pass. ").format(done=done) if done else "") +
+          _("Next: open {path}, write {function}, then run\n"
+            "  {program} check {name} --dir {folder}").format(
+                path=folder / e.file, function=e.function, program=PROGRAM, name=e.name,
+                folder=folder))
     return 0
 
 
@@ -116,6 +139,17 @@ def _find(name):
         raise SystemExit(2)
 
 
+def _folder_problem(folder: str) -> str | None:
+    """Why ``--dir`` cannot be the exercise folder (a file, or in a deleted folder), or None."""
+    if not HERE and not os.path.isabs(folder):
+        return _("the current folder no longer exists: cd to your exercise folder, or give "
+                 "--dir DIR")
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        return _("--dir {folder} is a file, not a folder: name the folder of your exercise "
+                 "files").format(folder=integrity.printable(folder))
+    return None
+
+
 def _language(argv) -> None:
     """Set the language from ``--lang`` wherever it stands (before or after the command),
     before the help texts are made; the parser checks the value."""
@@ -128,7 +162,8 @@ def _language(argv) -> None:
 
 
 def main(argv=None, program: bool = False) -> int:
-    if sys.stdout.encoding and sys.stdout.encoding.lower().replace("-", "") != "utf8":
+    encoding = getattr(sys.stdout, "encoding", None)  # no stdout (`>&-`): print writes nothing
+    if encoding and encoding.lower().replace("-", "") != "utf8":
         sys.stdout.reconfigure(errors="replace")  # ★, ⊙ and ᵀ on a terminal that lacks them
     _language(argv)
     parser = argparse.ArgumentParser(prog=PROGRAM, description=_(
@@ -158,25 +193,32 @@ def main(argv=None, program: bool = False) -> int:
         i18n.add_argument(p)
     parser.set_defaults(run=cmd_overview, dir=".")
     args = parser.parse_args(argv)
-    refusal = integrity.problem() if args.run in (cmd_list, cmd_check, cmd_overview) else None
+    checking = args.run in (cmd_list, cmd_check, cmd_overview)
+    refusal = (integrity.problem() or _folder_problem(args.dir)) if checking else None
     if refusal:
         print(_("error: {problem}").format(problem=refusal), file=sys.stderr)
         return 2
     stopped = []
-    def stop(signum, frame):  # SIGTERM ends the checks as Ctrl-C does; once: more wait for it
+    def stop(signum, frame):  # SIGTERM, SIGHUP... end checks as Ctrl-C does; once: more wait
         stopped.append(signum)
         if len(stopped) == 1:
             raise KeyboardInterrupt
     main_thread = threading.current_thread() is threading.main_thread()
-    signals = (signal.SIGINT, signal.SIGTERM) if main_thread else ()
+    signals = child.STOPS if main_thread else ()
     previous = {s: signal.signal(s, stop) for s in signals}
     child.STOPPING.clear()
     try:
         status = args.run(args)
-        sys.stdout.flush()  # a closed pipe shows up here, not at exit
+        if sys.stdout is not None:
+            sys.stdout.flush()  # a closed pipe shows up here, not at exit
         return status
-    except BrokenPipeError:  # e.g. `... list | head`: stop quietly, as other tools do
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError as e:  # `... list | head`: quietly, as other tools do; `> /dev/full`: one line
+        if e.errno not in (errno.EPIPE, errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EBADF):
+            raise
+        closed_pipe()
+        if e.errno != errno.EPIPE:
+            print(_("error: the output could not be written: {why}").format(
+                why=e.strerror or e), file=sys.stderr)
         return 1
     except KeyboardInterrupt:  # every child is dead by now (each check kills its own)
         child.stop_all()

@@ -207,6 +207,12 @@ def _np_scores(x):
     return raw, raw / np.sqrt(x["q"].shape[-1])
 
 
+def _np_all_pairs(x):
+    """The scores of all N² pairs q_n·k_m (the mistake), raw and divided by √d."""
+    raw = x["q"] @ x["k"].T                                 # (N, N)
+    return raw, raw / np.sqrt(x["q"].shape[-1])
+
+
 def _variance_lesson(x, c, out):
     return _("d = {d}: var(q·k) = {raw:.3g} ≈ d, var(q·k/√d) = {scaled:.3g} ≈ 1").format(
         d=x["q"].shape[-1], raw=out[0], scaled=out[1])
@@ -235,6 +241,14 @@ SQRT_D = Exercise(
                        / x["q"].shape[-1])),
         Mistake("this is a standard deviation (√d), not a variance (d)",
                 _wrong("var_raw", lambda x, c: np.std(_np_scores(x)[0]))),
+        Mistake("these are all N² pairs q_n·k_m (q @ k.T), not the N rows' scores q_n·k_n "
+                "((q * k).sum(axis=-1)): their variance is near d too, but not the measurement "
+                "asked for", lambda g, x, c: dict(zip(("var_raw", "var_scaled"), (
+                    np.var(s) for s in _np_all_pairs(x))))),
+        Mistake("divided by d, not √d (the scaled variance is then 1/d, not 1), and over all "
+                "N² pairs (q @ k.T), not the N rows' scores ((q * k).sum(axis=-1))",
+                _wrong("var_scaled", lambda x, c: np.var(_np_all_pairs(x)[1])
+                       / x["q"].shape[-1])),
     ),
     lesson=_variance_lesson,
     moral="the raw scores' variance grows like d (their spread like √d), so for large d a "

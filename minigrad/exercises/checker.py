@@ -161,14 +161,14 @@ def check_file(exercise: Exercise, directory: Path) -> Report:
                         "`python -m minigrad.exercises start {folder}`").format(
                             file=exercise.file, folder=directory))
     try:
-        source = integrity.read_file(path)
+        source = integrity.read_file(path, learners=True)
     except ValueError as e:
         return Report(exercise, path, "broken", str(e))
     cases = _cases(exercise)
     outcomes, trouble = child.run(source, path.name, exercise.function, cases, TIMEOUT,
                                   child.allowed_path(directory), exercise.kind == "forward")
     try:
-        same = integrity.read_file(path) == source
+        same = integrity.read_file(path, learners=True) == source
     except ValueError:
         same = False
     if not same:
@@ -227,9 +227,9 @@ def _shadowing(directory: Path) -> str | None:
         place = place.parent if Path(file).name.startswith("__init__.") else place
         if place == course or (place == here != CHECKOUT):
             return _("refusing to check: the checker imported {name} from {file}, which could "
-                     "change any verdict: rename it, or run `python -P -m minigrad.exercises` "
-                     "(Python 3.11+) or from another folder").format(name=name,
-                                                                      file=printable(file))
+                     "change any verdict: rename it, or run `python -I -m minigrad.exercises` "
+                     "(which imports nothing from the current folder)").format(
+                         name=name, file=printable(file))
     libraries = getattr(sys, "stdlib_module_names", set(sys.modules)) | {"numpy", "minigrad"}
     loaded = {name.partition(".")[0] for name in sys.modules} & libraries
     try:
@@ -282,7 +282,7 @@ def _verdict(exercise: Exercise, path, cases: list, results: list, source: str =
         case = CaseResult(number, {k: x.shape for k, x in inputs.items()})
         report.cases.append(case)
         if outcome[0] == "error":
-            case.error = outcome[1]
+            case.error = diagnose.error_diagnosis(outcome[1], max(x.ndim for x in inputs.values()))
             continue
         result, changed = outcome[1:]
         if result is None:
@@ -334,7 +334,8 @@ def _as_list(result, names, forward=False):
     if not isinstance(result, (tuple, list)):
         message = (_("returned a {type}; return a tuple of {n} outputs ({listed})") if forward
                    else _("returned a {type}; return a tuple of {n} gradients ({listed})"))
-        return message.format(type=type(result).__name__, n=len(names), listed=listed)
+        kind = result.type_name if isinstance(result, child.NotAnArray) else type(result).__name__
+        return message.format(type=kind, n=len(names), listed=listed)
     if len(result) != len(names):
         message = (_("returned {count} output(s), expected {n}: in this order: {listed}")
                    if forward else _("returned {count} gradient(s), expected {n}: one per "
@@ -355,8 +356,8 @@ def _judge(exercise, name, a, truth, g, inputs, constants) -> InputResult:
             name=d + name, shape=n.shape)
         return r
     if isinstance(a, child.NotAnArray):
-        r.diagnosis = _("{name} is not an array of numbers ({type})").format(
-            name=d + name, type=a.type_name)
+        r.diagnosis = _("{name} is a {type}, not an array of numbers: return an array of shape "
+                        "{shape}").format(name=d + name, type=a.type_name, shape=n.shape)
         return r
     try:
         a = np.asarray(a)

@@ -14,10 +14,12 @@ stdin -- and reads its frames from a pipe.
   bytes, never unpickled or inflated.
 * When the check ends -- done, timed out, broken, or Ctrl-C / SIGTERM in the parent
   (``stop_all``) -- the child's whole session is killed before anything is reported; on
-  Linux this process, as "subreaper", also adopts and kills whatever escaped the session
-  (``_sweep``). Then the folder is removed, with SIGINT and SIGTERM held back until it is.
-* On Linux this process makes itself not dumpable, so that a child of the same user cannot
-  read its memory or environment (``/proc/PID/mem``, ``/proc/PID/environ``).
+  Linux, as root, this process, as "subreaper", also adopts and kills whatever escaped the
+  session (``_sweep``), and nothing else. Then the folder is removed, with the stopping
+  signals held back until it is.
+* On Linux this process is not dumpable while a check runs, so that a child of the same user
+  cannot read its memory or environment (``/proc/PID/mem``, ``/proc/PID/environ``). Used as
+  a library, the caller gets its own flags back when the check ends (``_guarded``).
 
 Outcomes: first ``{"loaded": bool}`` or ``{"error": text}`` for the file, then per case
 ``("result", value, changed)`` or ``("error", text)``. ``changed`` lists the inputs (-1 for g)
@@ -28,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import json
 import os
 import pickle
@@ -61,6 +62,8 @@ ENV = {k: v for k, v in os.environ.items() if k in ("PATH", "LD_LIBRARY_PATH")}
 ENV.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
 
 LIVE, LOCK, STOPPING = set(), threading.Lock(), threading.Event()  # children running now
+STOPS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1",
+                                           "SIGUSR2", "SIGALRM") if hasattr(signal, n))
 
 
 class NotAnArray:
@@ -93,26 +96,37 @@ def _kill_session(proc: subprocess.Popen) -> None:
         pass
 
 
-@functools.lru_cache(maxsize=None)
-def _guard_self() -> None:
-    """Linux: make this process "not dumpable", so that a process of the same user (the
-    child, if it ran as this user) cannot read its memory or environment through /proc."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: 0
+GUARD = {"checks": 0, "flags": None}  # checks running now; the caller's flags before them
 
 
-@functools.lru_cache(maxsize=None)
-def _adopt_orphans() -> bool:
-    """Linux: make this process the "subreaper" of its descendants, so that a process the
-    learner's code started in a session of its own is handed to this one, not to init, when
-    its parent dies -- and ``_sweep`` can find it."""
+@contextlib.contextmanager
+def _guarded():
+    """Linux, while checks run: this process is "not dumpable" (a process of the same user,
+    the child if it ran as this user, cannot read its memory or environment in /proc) and, as
+    root, the "subreaper" of its descendants (what the learner's code started in a session of
+    its own comes back to it, for ``_sweep``). The last check to end restores the caller's
+    flags. Yields whether this process adopts orphans."""
     if not sys.platform.startswith("linux"):
-        return False
+        yield False
+        return
     libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl.argtypes = [ctypes.c_int] + [ctypes.c_ulong] * 4
-    return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    libc.prctl.argtypes = [ctypes.c_int, ctypes.c_void_p] + [ctypes.c_ulong] * 3
+    adopt, was = os.geteuid() == 0, ctypes.c_int(0)
+    with LOCK:
+        if GUARD["checks"] == 0:
+            libc.prctl(37, ctypes.byref(was), 0, 0, 0)  # PR_GET_CHILD_SUBREAPER
+            GUARD["flags"] = (libc.prctl(3, 0, 0, 0, 0), was.value)  # PR_GET_DUMPABLE
+            libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: 0
+            adopt = adopt and libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        GUARD["checks"] += 1
+    try:
+        yield adopt
+    finally:
+        with LOCK:
+            GUARD["checks"] -= 1
+            if GUARD["checks"] == 0:
+                libc.prctl(4, int(GUARD["flags"][0] > 0), 0, 0, 0)  # 1, or 0 as it was
+                libc.prctl(36, GUARD["flags"][1], 0, 0, 0)
 
 
 def _stat(pid) -> list:
@@ -124,14 +138,26 @@ def _stat(pid) -> list:
         return []
 
 
+def _bounded(pid) -> bool:
+    """Whether the process can never have a capability: its bounding set is empty, as that
+    of a root child is from ``sandbox.py``'s first step on (and of all it starts)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.split() == ["CapBnd:", "0" * 16] for line in f)
+    except OSError:
+        return False
+
+
 def _sweep(since: int) -> None:
     """Kill what the learner's code left running (call holding LOCK): children of this
-    process started since ``since`` (clock ticks) that are no running check's child. Each
-    round's grandchildren become this process's children, so repeat until none is left."""
+    process started since ``since`` (clock ticks), no running check's child, without any
+    capability -- never the caller's own (if the caller has none either, none is swept).
+    Each round's grandchildren become this process's children: repeat until none is left."""
     me, live = os.getpid(), {proc.pid for proc in LIVE}
-    for _round in range(100):
+    for _round in range(100 * (not _bounded("self"))):
         orphans = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in live
-                   and (s := _stat(p)) and int(s[1]) == me and int(s[19]) >= since]
+                   and (s := _stat(p)) and int(s[1]) == me and int(s[19]) >= since
+                   and _bounded(p)]
         if not orphans:
             return
         for pid in orphans:
@@ -147,6 +173,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
     if STOPPING.is_set():
         return [], _("was stopped (Ctrl-C or SIGTERM)")
     folder, proc, since = tempfile.mkdtemp(prefix="minigrad-check-"), None, None  # mode 0700
+    guard = contextlib.ExitStack()  # _guarded, until after the sweep
     try:
         copy, request = os.path.join(folder, name), os.path.join(folder, "cases.pickle")
         with open(copy, "xb") as f:
@@ -155,8 +182,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
             pickle.dump([(list(i.values()), c, g) for i, c, g in cases], f)
         config = {"path": path, "file": copy, "function": function, "forward": forward,
                   "cpu": int(STARTUP + timeout * (len(cases) + 1)) + 1}
-        adopting = _adopt_orphans()
-        _guard_self()
+        adopting = guard.enter_context(_guarded())
         with open(request, "rb") as stdin, LOCK:  # a sweep never sees a child not yet in LIVE
             proc = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SANDBOX),
                                      json.dumps(config)], stdin=stdin, stdout=subprocess.PIPE,
@@ -178,6 +204,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
                 if since is not None:
                     _sweep(since)
             proc.stdout.close()
+        guard.close()
         shutil.rmtree(folder, ignore_errors=True)
         _mask(signal.SIG_SETMASK, masked)
     if trouble is None and len(frames) < len(cases) + 2:
@@ -188,7 +215,7 @@ def run(source: bytes, name: str, function: str, cases: list, timeout: float,
     return frames[1:], trouble
 
 
-def _mask(how, signals=(signal.SIGINT, signal.SIGTERM)):
+def _mask(how, signals=STOPS):
     """``pthread_sigmask(how, signals)`` where there is one (and ``signals`` is not None);
     the previous mask, or None."""
     if not hasattr(signal, "pthread_sigmask") or signals is None:

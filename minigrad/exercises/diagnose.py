@@ -14,6 +14,8 @@ A forward exercise's wrong output gets ``output_diagnosis``, in the same spirit.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from minigrad.engine import unbroadcast
@@ -125,6 +127,30 @@ def _broadcasts(small: tuple, big: tuple) -> bool:
         return small != big and np.broadcast_shapes(small, big) == big
     except ValueError:
         return False
+
+
+# ---- an error NumPy raised -------------------------------------------------------------------
+
+_MATMUL = re.compile(r"ValueError: (matmul: Input operand \d has a mismatch in its core dimension "
+                     r"\d, with gufunc signature \S+ \(size (\d+) is different from (\d+)\)|"
+                     r"operands could not be broadcast together with remapped shapes[^\n]*)")
+
+
+def error_diagnosis(error: str, ndim: int) -> str:
+    """``error`` (the learner's exception and its line) with NumPy's matmul error in words: an
+    @ whose inner sizes differ, most often a transpose missing (``x @ W.T``) or, on a batched
+    input (``ndim`` ≥ 3), ``.T``, which reverses every axis, where the last two were meant."""
+    m = _MATMUL.search(error)
+    if not m or (m.group(2) is None and ndim < 3):
+        return error
+    sizes = (_("the sides of an @ do not fit (inner sizes {k} and {n})").format(
+        k=m.group(3), n=m.group(2)) if m.group(2) else _("the batch axes of an @ do not line up"))
+    why = (_(": .T on a batched array? It reverses every axis ((2, 4, 5).T is (5, 4, 2)); "
+             "transpose only the last two with `np.swapaxes(X, -1, -2)`") if ndim >= 3 else
+           _(": a transpose missing? A @ B needs A's last axis as long as B's second-to-last; "
+             "a weight stored (out, in), as PyTorch does, is used as `x @ W.T` (on a batch, "
+             "transpose the last two axes: `np.swapaxes(W, -1, -2)`)"))
+    return error[:m.start(1)] + sizes + why + error[m.end():]
 
 
 # ---- wrong values ----------------------------------------------------------------------------

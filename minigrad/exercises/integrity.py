@@ -2,9 +2,11 @@
 learner's text, once made printable.
 
 ``DIGESTS`` (``digests.sha256``, shipped beside this file) holds the sha256 of every module of
-``minigrad.exercises`` and every stub -- the checker and its reference data. ``problem()``
+``minigrad.exercises`` and every stub -- the checker and its reference data -- and of what
+else decides a verdict: minigrad's own modules and its message catalogs. ``problem()``
 compares them with the files as they are now; the checker refuses to run, in one line, when
-they differ. After a deliberate change to any of them, contributors regenerate the list with
+they differ. After a deliberate change to any of them (the core too), contributors regenerate
+the list with
 
     python -m minigrad.exercises digests
 
@@ -26,21 +28,30 @@ HERE = Path(__file__).parent
 DIGESTS = "digests.sha256"
 REGENERATE = "python -m minigrad.exercises digests"
 MAX_FILE = 1 << 20   # bytes: a learner's file, or one of the checker's
+NOT_IMPORTED = {"__main__.py", "gradcheck_cases.py", "higher.py", "i18n_build.py"}  # by it
 
 
-def read_file(path: Path, limit: int = MAX_FILE) -> bytes:
+def read_file(path: Path, limit: int = MAX_FILE, learners: bool = False) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (a FIFO or device is refused
-    without blocking), or a one-line ValueError saying why not."""
+    without blocking), or a one-line ValueError saying why not. A ``learners`` file is read
+    as the learner would: never through a symbolic link, nor, as root, through a second
+    name (a hard link): either could name a file only the checker may read."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                     | (getattr(os, "O_NOFOLLOW", 0) if learners else 0))
     except OSError as e:
-        raise ValueError(_("cannot read {file}: {why}").format(file=path.name,
-                                                               why=e.strerror or e)) from None
+        why = (_("it is a symbolic link: put the file itself in the folder") if learners
+               and os.path.islink(path) else e.strerror or e)
+        raise ValueError(_("cannot read {file}: {why}").format(file=path.name, why=why)) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise ValueError(_("cannot read {file}: it is not a regular file").format(
                 file=path.name))
+        if learners and info.st_nlink > 1 and getattr(os, "geteuid", lambda: 1)() == 0:
+            raise ValueError(_("cannot read {file}: it has other names (hard links): put a "
+                               "copy of it in the folder").format(file=path.name))
         data = b""
         while len(data) <= limit and (chunk := os.read(fd, limit + 1 - len(data))):
             data += chunk
@@ -52,13 +63,20 @@ def read_file(path: Path, limit: int = MAX_FILE) -> bytes:
     if len(data) > limit:
         raise ValueError(_("cannot read {file}: it is larger than {kib} KiB").format(
             file=path.name, kib=limit >> 10))
+    if learners and b"\0" in data:  # Python source is text: UTF-16 is full of NUL bytes
+        raise ValueError(_("cannot read {file}: it holds NUL bytes (saved as UTF-16?): save it "
+                           "as UTF-8 text").format(file=path.name))
     return data
 
 
 def files(root: Path = HERE) -> list:
-    """The files the digests cover, relative to ``root``: every module and every stub."""
-    return sorted(p.relative_to(root).as_posix()
-                  for p in list(root.glob("*.py")) + list(root.glob("stubs/*.py")))
+    """The files the digests cover, relative to ``root``: every module and every stub, and
+    what else decides a verdict: minigrad's modules (the ops the forwards call, the numerics
+    of ``gradcheck``, ``i18n``) and the message catalogs (``../locale/zh/...``)."""
+    package = root.parent
+    found = [*root.glob("*.py"), *root.glob("stubs/*.py"), *package.glob("locale/*/*/*.mo"),
+             *(p for p in package.glob("*.py") if p.name not in NOT_IMPORTED)]
+    return sorted(Path(os.path.relpath(p, root)).as_posix() for p in found)
 
 
 def digests(root: Path = HERE) -> dict:

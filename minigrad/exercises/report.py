@@ -131,7 +131,7 @@ def _input_lines(r, case_number: int, said: dict, forward: bool = False) -> list
     label = f"  {name:<10} {verdict}  " if forward else f"  {name:<7} {verdict}  "
     if r.rel is None:  # no element-wise comparison was possible
         got = (_("shape {shape}, expected {expected}").format(shape=r.shape, expected=r.expected)
-               if r.shape is not None else _("no gradient"))
+               if r.shape is not None else _("no output") if forward else _("no gradient"))
         lines = [label + got]
     else:
         idx = "[" + ", ".join(str(int(i)) for i in r.worst) + "]" if r.worst else _("(scalar)")

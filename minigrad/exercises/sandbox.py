@@ -53,9 +53,10 @@ CHANNEL = 1       # the result pipe; moved off fd 1 by ``main``
 
 def where(err: BaseException, path: Path | None) -> str:
     """``Type: message`` plus the line of the learner's file where it happened."""
-    if isinstance(err, SyntaxError):
-        return (f"SyntaxError: {err.msg}\n  at {Path(err.filename or '?').name} line "
-                f"{err.lineno}: {(err.text or '').strip()}")
+    if isinstance(err, SyntaxError):  # no line: e.g. a byte that is no UTF-8
+        return f"SyntaxError: {err.msg}" + (f"\n  at {Path(err.filename or '?').name} line "
+                                            f"{err.lineno}: {(err.text or '').strip()}"
+                                            if err.lineno else "")
     try:
         text = "".join(traceback.format_exception_only(type(err), err)).strip()
     except BaseException:  # a learner's exception whose __str__ fails

@@ -17,13 +17,18 @@ the root are drawn differently; arrows point the way data flows.
   the op that made NaN/inf highlighted; ``draw_gradcheck(fn, inputs)`` the graph of ``fn``
   with the op whose VJP disagrees with finite differences highlighted.
 
-``python -m minigrad.viz`` draws micrograd's single neuron.
+* **One page**: ``explore(root, trace=tr).save("graph.html")`` (or shown in Jupyter): the
+  graph, values and gradients on hover, groups that open on a click, and a backward stepper
+  (``minigrad/viz/explore.py``).
+
+``python -m minigrad.viz`` draws micrograd's single neuron (``explore``: as a page).
 """
 from __future__ import annotations
 
 from minigrad.viz.draw import FORMATS, draw_graph, graph_of  # noqa: F401
 from minigrad.viz.trace import Trace, scope, trace  # noqa: F401
 from minigrad.viz.problems import draw_anomaly, draw_gradcheck, find_bad_op  # noqa: F401
+from minigrad.viz.explore import explore  # noqa: F401  (the function, over the module's name)
 
 __all__ = ["draw_graph", "graph_of", "trace", "scope", "Trace", "FORMATS", "draw_anomaly",
-           "draw_gradcheck", "find_bad_op"]
+           "draw_gradcheck", "find_bad_op", "explore"]

@@ -32,6 +32,7 @@ class Node:
 class Graph:
     nodes: list                  # Node, numbered by position
     edges: list                  # (from, to) node numbers, data flowing from -> to, no repeats
+    tensors: list = field(default_factory=list, compare=False, repr=False)  # each node's
 
 
 def _fmt(v) -> str:
@@ -108,7 +109,7 @@ def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -
             if e not in edges[-len(ps):]:  # x * x: one edge
                 edges.append(e)
     _scope_leaves(nodes, edges)
-    return Graph(nodes, edges)
+    return Graph(nodes, edges, order)
 
 
 def _scope_leaves(nodes, edges) -> None:

@@ -26,15 +26,9 @@ HIGHLIGHT = ("#fcbba1", "#d62728", 4.0)
 _ = translator("minigrad")
 
 
-def _visible(s: str) -> str:
-    """Control characters shown as their pictures (XML cannot hold most of them, and a raw ESC
-    would drive the terminal); spaces kept."""
-    return printable(s)
-
-
 def _lines(node) -> list:
     """The visible label lines of a node: its title, then shape/value/grad lines."""
-    title = ("▸ " if node.kind == "group" else "") + _visible(node.title)
+    title = ("▸ " if node.kind == "group" else "") + printable(node.title)  # no raw ESC, ␛
     return [fit(title, MAX_CHARS)] + [fit(s, MAX_CHARS) for s in node.lines]
 
 

@@ -80,6 +80,11 @@ def save_checkpoint(folder, model: Seq2Seq, src_vocab: Vocab, tgt_vocab: Vocab,
         old = {}
     index = {"format": FORMAT, "model": model.config.to_dict(),
              "src_vocab": src_vocab.to_dict(), "tgt_vocab": tgt_vocab.to_dict()}
+    size = len(json.dumps({**index, **(extra or {})}, indent=1).encode()) + 4096  # + 3 names
+    if size > MAX_INDEX_BYTES:  # and digests: never an index that load_checkpoint refuses
+        raise CheckpointError(_("checkpoint: the index for {folder} would be about {size:,} bytes, "
+                                "more than the {most:,} a load reads; nothing was saved").format(
+                                    folder=folder, size=size, most=MAX_INDEX_BYTES))
     files = {"weights": model.state_dict()}
     if optimizer is not None:
         files["optimizer"] = optimizer.state_dict()
@@ -191,7 +196,8 @@ def _file_of(index: dict, folder: str, kind: str, limit: int) -> str:
     (required: a checkpoint without one could hold anything); only a regular file of at
     most ``limit`` bytes is read."""
     name, digest = index.get(kind), index.get(kind + "_sha256")
-    if not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", ".."):
+    if (not isinstance(name, str) or os.path.basename(name) != name or name in ("", ".", "..")
+            or not name.isprintable()):  # a NUL or an escape: shown escaped (!r), not raw
         raise CheckpointError(_("checkpoint: bad {kind} entry {name!r} in {index}").format(
             kind=kind, name=name, index=INDEX))
     path = os.path.join(folder, name)
@@ -268,11 +274,26 @@ def _config_and_vocabs(index: dict, index_path: str) -> tuple:
     return config, src_vocab, tgt_vocab
 
 
-def load_checkpoint(path) -> tuple:
+def load_checkpoint(path, tries: int = 5) -> tuple:
     """``(model, src_vocab, tgt_vocab, index)`` from a checkpoint folder (or its index or
-    weights file). Raises ``CheckpointError`` when anything does not fit."""
+    weights file). Raises ``CheckpointError`` when anything does not fit, unless training
+    committed a newer index meanwhile (removing the weights this one names): then that is read."""
     index_path = _index_path(path)
     index = _read_index(index_path, path)
+    for _attempt in range(tries):
+        try:
+            return _load_model(index, index_path)
+        except (CheckpointError, OSError):
+            newer = _read_index(index_path, path)
+            if newer == index:  # nothing was committed meanwhile: the error is the run's own
+                raise
+            index = newer
+    raise CheckpointError(_("checkpoint: {path} is being written: training saved a newer "
+                            "checkpoint each of the {tries} times it was read; try again").format(
+                                path=index_path, tries=tries))
+
+
+def _load_model(index: dict, index_path: str) -> tuple:
     config, src_vocab, tgt_vocab = _config_and_vocabs(index, index_path)
     model = build_model(config, np.random.default_rng(0))  # sizes capped: check_model_size
     expected = {k: (v.shape, "f") for k, v in model.state_dict().items()}

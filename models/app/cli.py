@@ -147,7 +147,7 @@ def cmd_train(a) -> None:
         _check_out(a, out)
         n = sum(p.size for p in trainer.model.parameters())
         c = trainer.model.config
-        what = (_("transformer, {layers} layers, {heads} heads, d_model {d_model}").format(
+        what = (_("transformer, layers L = {layers}, heads h = {heads}, d_model {d_model}").format(
                     layers=c.layers, heads=c.heads, d_model=c.d_model)
                 if c.decoder == "transformer" else
                 _("{decoder} decoder, {score} score").format(decoder=c.decoder, score=c.score))
@@ -296,6 +296,9 @@ def main(argv=None) -> int:
 def _main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     i18n.set_language(language_of(argv))  # before the parser is built: --help speaks it too
+    if argv[:1] == ["explore"]:  # a run's HTML explorer, with its own parser
+        from models.app.explore import main as explore
+        return explore(argv[1:])
     parser = build_parser()
     a = parser.parse_args(argv)
     if a.command is None:

@@ -21,6 +21,7 @@ from minigrad.draw.common import columns, pad
 from minigrad.i18n import translator
 from models.app.build import build_model
 from models.app.data import make_task
+from models.app.progress import say
 from models.vocab import pad_batch
 from models.app.train import Trainer
 from models.app.train_config import TrainConfig, seeds
@@ -61,7 +62,7 @@ def exact_by_length(model: Seq2Seq, data, pairs, max_len: int, batch_size: int =
     return {k: right[k] / count[k] for k in sorted(count)}
 
 
-def compare_length(config: CompareConfig, log=print, time_limit: float | None = None) -> dict:
+def compare_length(config: CompareConfig, log=say, time_limit: float | None = None) -> dict:
     """Train both decoders on the same data; returns {name: {length: exact match}}."""
     c = config
     tc = TrainConfig(task=c.task, n_train=c.n_train, n_val=c.n_val, min_len=c.min_len,
@@ -112,7 +113,7 @@ def kept_epoch(state) -> dict:
     return next((h for h in state.history if h["epoch"] == best), state.history[-1])
 
 
-def compare_scores(config: ScoresConfig, log=print, runs=SCORE_RUNS) -> dict:
+def compare_scores(config: ScoresConfig, log=say, runs=SCORE_RUNS) -> dict:
     """Train each (decoder, score) of ``runs`` for the same number of steps on the same data;
     returns {name: {"exact", "token_acc", "epoch", "seconds", "params", "steps"}}: the held-out
     figures of the weights each run keeps (its best epoch's, ``kept_epoch``).

@@ -27,6 +27,7 @@ from models.vocab import BOS, pad_batch
 from models.app.build import build_model
 from models.app.compare import exact_by_length
 from models.app.data import TASKS, make_task
+from models.app.progress import say
 from models.app.train import Trainer
 from models.app.train_config import TrainConfig, seeds
 from models.seq2seq import ModelConfig, Seq2Seq
@@ -81,7 +82,7 @@ def decode_speed(model: Seq2Seq, data, pairs, max_len: int) -> float:
     return len(pairs) / (time.perf_counter() - started)
 
 
-def compare_models(config: ModelsConfig, log=print, models=MODELS) -> tuple:
+def compare_models(config: ModelsConfig, log=say, models=MODELS) -> tuple:
     """Train each model of ``models`` on the same data for the same steps. Returns
     ``(results, trainers, data, long)``: results {name: {params, seconds, to_target,
     exact, by_length, speed}}; trainers {name: Trainer}."""

@@ -39,7 +39,7 @@ _TYPOGRAPHIC = str.maketrans({"\u2018": "'", "\u2019": "'", "\u2010": "-", "\u20
                               "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2212": "-"})
 # An optional weekday, then n/n/year with one separator used twice.
 _NUMERIC = re.compile(r"(?P<pre>(?:[A-Za-z]+\.?,? )?)(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})"
-                      r"(?P=sep)(?P<year>\d{2}|\d{4})")
+                      r"(?P=sep)(?P<year>\d{1,2}|\d{4})")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 # A time after the date: T or a space (or ", " or " at "), h:mm[:ss[.fff]], am/pm, a zone.
 _TIME = re.compile(r"(?:T|,? (?:at )?)\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?: ?[ap]\.?m\.?)?"
@@ -73,7 +73,7 @@ def ambiguity(text: str) -> Ambiguity | None:
     a, b, y = int(m["a"]), int(m["b"]), m["year"]
     if not (1 <= a <= 12 and 1 <= b <= 12) or a == b:
         return None  # a number above 12 fixes the order; equal numbers read the same
-    year = two_digit_year(int(y)) if len(y) == 2 else int(y)
+    year = two_digit_year(int(y)) if len(y) <= 2 else int(y)
     if year < 1:
         return None
     return Ambiguity(dt.date(year, b, a).isoformat(), dt.date(year, a, b).isoformat())
@@ -144,6 +144,16 @@ def _absent(parts: list) -> str | None:
                 _("it names no {a}, no {b} and no {c}, so the model would make them up: write "
                   "the whole date (e.g. 3 May 2024)")][len(parts) - 1]
     return template.format(**dict(zip("abc", (words[p] for p in parts))))
+
+
+def century(text: str, output: str) -> str | None:
+    """The note for a year of 1 or 2 digits that ``output`` writes out ('95 -> 1995), or None."""
+    year = int(output[:4])
+    short = [n for n in re.findall(r"\d+", text) if len(n) <= 2 and int(n) == year % 100]
+    if re.search(rf"(?<!\d){year}(?!\d)", text) or not short:
+        return None
+    return _("the year {short} is read as {year} (a year of one or two digits: 00-49 -> "
+             "20yy, 50-99 -> 19yy)").format(short=short[-1], year=year)
 
 
 def calendar_error(iso: str) -> str | None:
@@ -233,6 +243,8 @@ def read_dates(model, src_vocab, tgt_vocab, texts, beam: int = 0, length_penalty
         if error is None and want and r.output != want:
             r.notes.append(_("WARNING: the model wrote {output!r}, not this reading: do not "
                              "trust it").format(output=r.output))
+        if error is None and (note := century(r.model_input, r.output)):
+            r.notes.append(note)
         if error is not None:
             r.valid = False
             warning = (_("WARNING: none of the {beam} beam hypotheses is a real date; the best "

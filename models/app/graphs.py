@@ -78,6 +78,6 @@ def cmd_graph(a) -> None:
     path = free_name(a.out, "seq2seq_loss", ext)
     text = loss_graph(model, src, tgt, src_mask, tgt_mask, a.fmt, path, title=title)
     print(_("wrote {path}").format(path=path))
-    if a.fmt != "text":
-        text = loss_graph(model, src, tgt, src_mask, tgt_mask, "text", expand=(), title=title)
+    if a.fmt != "text":  # the terminal shows the graph the file holds, collapsed alike
+        text = loss_graph(model, src, tgt, src_mask, tgt_mask, "text", title=title)
     print(text)

@@ -257,7 +257,8 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     common.add_argument("--threads", type=int, default=argparse.SUPPRESS,  # subcommand too,
                         help=threads_help)  # with no default there, so it cannot undo one
     common.add_argument("--lang", choices=i18n.LANGUAGES, default=argparse.SUPPRESS,  # given
-                        help=_("language of the messages: en or zh (default: from the locale)"))
+                        help=_("language of the messages: en, zh (Simplified) or zh-TW "
+                               "(Traditional); default: from the locale"))
     sub = parser.add_subparsers(dest="command")
     add = lambda name, **kw: sub.add_parser(name, parents=[common],
                                             formatter_class=_HelpWithDefaults, **kw)
@@ -319,10 +320,11 @@ def option(dest: str) -> str:
     return OPTION.get(dest, "--" + dest.replace("_", "-"))
 
 
-def check_limits(a) -> None:
-    """Refuse a number outside its ``LIMITS`` (or ``COMMAND_LIMITS``), and a float option that
-    is not finite, with one line naming the option and the limit. Unset options (None) pass."""
-    limits = {**LIMITS, **COMMAND_LIMITS.get(a.command, {})}
+def check_limits(a, more: dict | None = None) -> None:
+    """Refuse a number outside its ``LIMITS`` (or ``COMMAND_LIMITS``, or ``more``), and a float
+    option that is not finite, with one line naming the option and the limit. Unset options
+    (None) pass."""
+    limits = {**LIMITS, **COMMAND_LIMITS.get(a.command, {}), **(more or {})}
     for dest, v in sorted(vars(a).items()):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             continue

@@ -10,6 +10,11 @@ from minigrad.i18n import translator
 _ = translator("models")
 
 
+def say(line: str) -> None:
+    """Print a line of a long step at once, into a pipe too (``| tee``): never silent."""
+    print(line, flush=True)
+
+
 def fmt_time(seconds: float) -> str:
     seconds = max(0, int(round(seconds)))
     return f"{seconds // 60}:{seconds % 60:02d}"

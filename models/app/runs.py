@@ -48,7 +48,7 @@ _ = translator("models")
 
 LOCK = ".lock"
 RUN_FILES = (INDEX, "weights-*.npz", "optimizer-*.npz", "best-weights*.npz", "training.svg",
-             "alignment-*.svg", "inspect-*.svg", LOCK,
+             "alignment-*.svg", "inspect-*.svg", "explore*.html", LOCK,
              TMP_PREFIX + "*")  # what a run writes into its folder
 # What stops a training run, and how it is reported (the words shown translated: _(...)).
 SIGNALS = {"SIGINT": "interrupted (Ctrl-C)", "SIGTERM": "terminated (SIGTERM)",
@@ -77,7 +77,7 @@ def writable_folder(folder) -> str:
             pass
     except OSError as e:
         raise ValueError(_("cannot write into {folder} ({reason})").format(
-            folder=folder, reason=e.strerror or e)) from None
+            folder=folder or "''", reason=e.strerror or e)) from None  # '': an empty name
     return folder
 
 

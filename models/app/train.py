@@ -42,6 +42,7 @@ from models.seq2seq import ModelConfig, Seq2Seq, masked_cross_entropy
 POOL = 16   # batches per sorting pool
 CURVE = 25  # steps per point of the loss curve
 DIVERGED = 25  # a loss per token above DIVERGED · log V (a uniform guess: log V) is divergence
+MAX_POINTS = 1000  # epoch records and curve points a run keeps (its index stays < 1 MB)
 
 _ = translator("models")
 
@@ -60,6 +61,12 @@ class _Pace:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
+
+
+def thin(points: list) -> None:
+    """Past ``MAX_POINTS``, every other point, back from the newest: a small, quick index."""
+    while len(points) > MAX_POINTS:
+        points[:] = points[::-2][::-1]
 
 
 class Trainer:
@@ -178,7 +185,7 @@ class Trainer:
                         self.decode_len, batch_size)
 
     # ---- the loop --------------------------------------------------------------------
-    def run(self, log=print, folder=None, max_steps: int | None = None,
+    def run(self, log=progress.say, folder=None, max_steps: int | None = None,
             time_limit: float | None = None, should_stop=lambda: False,
             progress_every: float = 10.0) -> TrainState:
         """Train until ``epochs``, the target, ``max_steps``, ``time_limit`` (seconds) or
@@ -273,6 +280,7 @@ class Trainer:
         st.step += 1
         if st.step % CURVE == 0:
             st.curve.append([st.step, st.sums.pop("curve_loss") / st.sums["curve_tokens"]])
+            thin(st.curve)
             for k in counts:
                 st.sums.pop("curve_" + k, None)
 
@@ -284,6 +292,7 @@ class Trainer:
                   "train_exact": s["exact"] / s["examples"], "val_exact": val["exact"],
                   "val_token_acc": val["token_acc"]}
         st.history.append(record)
+        thin(st.history)
         if self.best.offer(val["exact"], st.epoch + 1, self.model):
             st.best = self.best.to_dict()
         elif self.best.worse(val["exact"]):

@@ -87,8 +87,8 @@ class TrainState:
     rng: dict | None = None        # training generator's bit_generator.state
     epoch_rng: dict | None = None  # its state before this epoch's batch order was drawn
     sums: dict = field(default_factory=dict)     # running sums over the current epoch
-    history: list = field(default_factory=list)  # one dict per finished epoch
-    curve: list = field(default_factory=list)    # [step, mean loss of the last CURVE steps]
+    history: list = field(default_factory=list)  # a dict per finished epoch (train.thin)
+    curve: list = field(default_factory=list)    # [step, mean loss of CURVE steps] (thin)
     best: dict | None = None       # {"epoch", "val_exact"} of the best held-out epoch
     done: bool = False
 

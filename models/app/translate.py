@@ -77,6 +77,10 @@ def show(results, src_vocab, tgt_vocab, heatmaps=True, svg_dir=None) -> None:
         typed, text, out, notes = ((item.text, item.model_input, item.translation, item.notes)
                                    if hasattr(item, "notes") else (item[0], *item, []))
         print(f"{typed!r} -> {tgt_vocab.decode(out.tokens)!r}   (log p = {out.score:.3f})")
+        unknown = "".join(sorted(set(text) - set(src_vocab.alphabet)))
+        if unknown:  # beside its text, not in a list of warnings before all of them
+            notes = [_("warning: unknown character(s) {chars!r} read as <unk>").format(
+                chars=unknown)] + notes
         for note in notes:
             print(f"  {note}")
         if heatmaps:
@@ -111,6 +115,7 @@ def cmd_translate(a) -> None:
         else:
             results = translate_texts(model, src_vocab, tgt_vocab, a.text, a.beam,
                                       a.length_penalty, a.max_len)
-    for w in caught:
-        print(_("warning: {message}").format(message=w.message), file=sys.stderr)
+    for w in caught:  # the unknown characters are shown beside their text (show)
+        if not str(w.message).startswith("Vocab.encode: unknown"):
+            print(_("warning: {message}").format(message=w.message), file=sys.stderr)
     show(results, src_vocab, tgt_vocab, not a.no_heatmap, a.svg)

@@ -68,9 +68,10 @@ def test_every_parameter_gradient_matches_central_differences():
 
 
 @pytest.mark.parametrize("bad, mask, message", [
-    (np.zeros((2, 3, 3)), None, r"\(B, K, L, D\)"),
-    (np.zeros((2, 3, 4, 5)), None, "D = 3"),
-    (np.zeros((2, 3, 4, 3)), np.ones((2, 3, 5), bool), "mask must be boolean"),
+    (np.zeros((2, 3, 3)), None, r"^HierarchicalAttention: h \(2, 3, 3\) does not fit \(B, K, L, D=3\)"),
+    (np.zeros((2, 3, 4, 5)), None, r"h \(B=2, K=3, L=4, D=5\) does not fit \(B, K, L, D=3\)"),
+    (np.zeros((2, 3, 4, 3)), np.ones((2, 3, 5), bool),
+     r"mask \(B=2, K=3, L=5\) does not fit \(B=2, K=3, L=4\)"),
     (np.zeros((2, 3, 4, 3)), np.ones((2, 3, 4)), "mask must be boolean"),
 ])
 def test_bad_input_is_refused_by_name(bad, mask, message):

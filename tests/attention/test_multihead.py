@@ -148,7 +148,7 @@ def test_sdpa_has_pytorchs_call_form_and_returns_the_output_only():
     ref, ref_w = np_sdpa(q, k, v, np.tril(np.ones((3, 5), bool)))      # PyTorch's tril(L, S)
     np.testing.assert_allclose(out.data, ref, atol=1e-12)
     np.testing.assert_allclose(w.data, ref_w, atol=1e-12)
-    with pytest.raises(ValueError, match=r"attn_mask must be a boolean array \(True = may be attended\)"):
+    with pytest.raises(ValueError, match=r"attn_mask \(True = may be attended\) must be boolean"):
         scaled_dot_product_attention(q, k, v, np.zeros((3, 5)))        # no additive float masks
     with pytest.raises(ValueError, match=r"attn_mask \(2, 5\) does not broadcast to scores "
                                          r"\(B=2, T=3, S=5\) \(key padding \(B, S\) is \(2, 1, 5\)"):

@@ -1,5 +1,7 @@
 """benchmarks/ab.py: two revisions of the engine load side by side and give the same numbers."""
+import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,3 +30,23 @@ def test_two_revisions_load_under_their_own_names_and_compute_the_same(tmp_path,
     rows = ab.compare([ea, eb], "float64", ["chain", "mlp"])
     assert [r[0] for r in rows] == ["chain", "mlp"]
     assert all(t > 0 for r in rows for t in r[1:])
+
+
+def test_a_folder_loads_as_a_revision_with_its_uncommitted_edits(tmp_path, monkeypatch):
+    """``python -m benchmarks.ab HEAD .``: a folder's packages (the working tree) are copied."""
+    tree = tmp_path / "tree"
+    root = Path(ab.__file__).resolve().parent.parent
+    for package in ab.PACKAGES:
+        shutil.copytree(root / package, tree / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (tree / "minigrad" / "__init__.py").write_text(
+        (tree / "minigrad" / "__init__.py").read_text() + "\nEDITED_HERE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "out"))
+    (tmp_path / "out").mkdir()
+    engine = ab.load(str(tree), "test_c", tmp_path / "out")
+    assert engine["mg"].__name__ == "minigrad_test_c" and engine["mg"].EDITED_HERE == 1
+
+
+def test_too_few_rounds_are_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit):
+        ab.main(["HEAD", "HEAD", "--rounds", "2"])
+    assert "--rounds: at least 3" in capsys.readouterr().err

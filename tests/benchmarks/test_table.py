@@ -26,23 +26,50 @@ def test_the_kernels_equal_the_core_on_the_reference_step():
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=f"loss/gradient {i}")
 
 
+def test_the_flop_count_is_every_product_of_the_model():
+    """The count read off the core step's graph equals the model's products counted by hand, at
+    small sizes where the encoder's and the decoder's recurrent products share a shape (a count
+    keyed by shape alone lost the encoder's)."""
+    B, S, T, V, E, H, A = 3, 4, 5, 7, 2, 3, 4
+    K, G = 2 * H, 3 * H
+    forward = (2 * S * B * E * G + 2 * S * B * H * G     # encoder: W_ih x_j, W_hh h_j, both ways
+               + B * K * H + B * S * K * A               # s_0 = tanh(W_init mean h), W_k h_j
+               + T * (B * H * A + B * S * A + B * S * K)  # per step: W_q s, vᵀ u_j, Σ_j α_j h_j
+               + T * (B * (E + K) * G + B * H * G)        # the decoder's GRU
+               + B * T * (H + K) * V)                     # the output layer
+    backward = 2 * forward - 2 * B * H * G               # two per product; no ∂L/∂h_0 (h_0 = 0)
+    products = table.step_products(dict(B=B, S=S, T=T, V=V, E=E, H=H, A=A))
+    assert table.flops(products) == 2 * (forward + backward)
+    assert products[1, B, H, G] == 2 * S + T              # W_hh h: encoder and decoder, forward
+
+
+def test_the_header_names_the_simd_level():
+    from numpy._core import _multiarray_umath as u
+    found = [f for f in u.__cpu_dispatch__ if u.__cpu_features__.get(f)]
+    assert table.simd().startswith(" ".join(found) or "none")
+    assert table.simd().endswith(" ".join(u.__cpu_baseline__))
+
+
 def test_one_short_run_prints_every_row_and_the_limits():
     out = subprocess.run([sys.executable, "-m", "benchmarks.table", "--runs", "1", "--rounds", "1",
                           "--threads", "1", "--dtypes", "float64",
-                          "--skip", "torch.compile,HIPS autograd,MyGrad"],
+                          "--skip", "torch.compile,JAX jit,HIPS autograd,MyGrad"],
                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout
     for row in table.TRAIN:
         assert f"| {row} |" in text
-    assert "| torch.compile | skipped |" in text
+    assert "| torch.compile | skipped |" in text and "| JAX jit | skipped |" in text
     assert "BLAS:" in text and "matmul GFLOP" in text and "kernels ÷ floor ≤ 0.95" in text
+    assert "SIMD (NumPy's loops): " in text and "BLAS kernel: " in text
     for workload in ("greedy, batch 64", "beam 4, 1 sentence"):
         assert f"| {workload} |" in text
 
 
-def test_a_library_that_is_not_installed_gets_a_row_saying_so():
+def test_a_library_that_is_not_installed_gets_a_row_saying_so(monkeypatch):
     assert table.library_step("no_such_autograd_library", "float64") == "not installed"
+    monkeypatch.setitem(sys.modules, "jax", None)                  # import jax raises ImportError
+    assert table.jax_step("float64") == "not installed"
 
 
 def test_write_replaces_only_between_the_markers(tmp_path):

@@ -1,5 +1,5 @@
-"""README.zh-TW.md is README.zh-CN.md in Traditional characters, made by the reviewed table of
-traditional.py beside this file (zh_tw.tsv): character by character, so every technical
+"""README.zh-TW.md is README.zh-CN.md in Traditional characters, made by the reviewed table
+(minigrad/locale/zh_tw.tsv, read by minigrad/i18n_build.py): character by character, so every technical
 term is the same word in both (局部 stays 局部, 全局 stays 全局), and nothing is left behind."""
 import re
 

@@ -86,3 +86,19 @@ def test_printable_shows_each_control_character_as_its_picture():
     assert common.printable("a\x00b\x1b[0m\x7f\t\n") == "a␀b␛[0m␡␉␊"
     assert common.printable("\x9b") == "\\x9b" and common.printable("ok é ✓") == "ok é ✓"
     assert common.token("a b\x1b", 10) == "a␣b␛"
+
+
+INVISIBLE = ["\u202e", "\u2066", "\u200b", "\u200d", "\u200f", "\ufeff", "\u2028", "\u061c"]
+
+
+@pytest.mark.parametrize("ch", INVISIBLE, ids=lambda c: f"U+{ord(c):04X}")
+def test_bidi_and_zero_width_characters_are_shown_not_obeyed(ch):
+    """A right-to-left override or a zero-width space in a name would reorder or hide the
+    text around it; every drawing shows it as its code (``\\u202e``) instead."""
+    y, tr, names, lin = graph_and_names("\x01")
+    names = {f"ab{ch}cd": next(iter(names.values()))}
+    for fmt in ("svg", "text", "dot", "mermaid"):
+        out = draw_graph(y, fmt, trace=tr, names=names, title=f"t{ch}")
+        shown = f"ab\\u{ord(ch):04x}cd"
+        assert ch not in out and (shown.replace("\\", "\\\\") if fmt == "dot" else shown) in out
+    assert common.printable(f"x{ch}") == f"x\\u{ord(ch):04x}"

@@ -40,7 +40,7 @@ FILES = {
                         "    return np.array([object()] * len(x), dtype=object)\n",
                         "failing", "not an array of numbers"),
     "a string": ("02_tanh.py", "def tanh_vjp(g, x):\n    return 'dx'\n", "failing",
-                 "not an array of numbers (str)"),
+                 "dx is a str, not an array of numbers"),
 }
 
 

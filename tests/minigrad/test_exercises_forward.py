@@ -130,7 +130,56 @@ def test_every_catalogued_mistake_is_exercised():
         rep = check_function(find(name), functools.partial(numpy_forwards.FORWARDS[name],
                                                            mistake=mistake))
         hit |= {(name, r.diagnosis) for case in rep.cases for r in case.results}
+    for name, learner in LEARNERS:  # the mistakes written as a learner would, below
+        rep = check_function(find(name), learner)
+        hit |= {(name, r.diagnosis) for case in rep.cases for r in case.results}
     assert named <= hit
+
+
+# ---- exercise 21, as a learner gets it wrong: all pairs, and d instead of √d -------------------
+# (not "a constant factor ≈ 0.993" or "≈ 0.248 ×": the all-pairs variance is near d too)
+
+def all_pairs(q, k):
+    s = q @ k.T                                              # (N, N): every q with every k
+    return np.var(s), np.var(s / np.sqrt(q.shape[-1]))
+
+
+def divided_by_d(q, k):
+    d = q.shape[-1]
+    s = (q * k).sum(axis=-1)
+    return np.var(s), np.var(s / d)
+
+
+def all_pairs_divided_by_d(q, k):
+    s = q @ k.T
+    return s.var(), (s / q.shape[1]).var()
+
+
+def _verdicts(text, output) -> list:
+    return [line.split("→ ")[1] for block in text.split("\n  " + output + " ")[1:]
+            for line in block.split("\n")[1:2]]
+
+
+def test_the_all_pairs_mistake_is_named_not_called_a_constant_factor():
+    text = report.full(check_function(find("sqrt_d_scaling"), all_pairs))
+    assert "constant factor" not in text and "0 of 3 inputs pass" in text
+    verdicts = [line.split("→ ")[1] for line in text.splitlines() if "→ " in line]
+    assert len(verdicts) == 6 and verdicts[0].startswith("these are all N² pairs q_n·k_m (q @ k.T)")
+    assert set(verdicts[1:]) == {"as for var_raw in input 1"}  # both outputs, every d
+
+
+def test_s_over_d_is_named_d_not_sqrt_d_row_wise_or_over_all_pairs():
+    text = report.full(check_function(find("sqrt_d_scaling"), divided_by_d))
+    assert _verdicts(text, "var_scaled")[0].startswith("divided by d, not √d")
+    assert "var_raw    pass" in text
+    text = report.full(check_function(find("sqrt_d_scaling"), all_pairs_divided_by_d))
+    assert "×" not in text and "constant factor" not in text
+    assert _verdicts(text, "var_scaled")[0].startswith("divided by d, not √d (the scaled")
+    assert "over all N²" in text.split("var_scaled FAIL")[1].split("\n\n")[0]
+    assert _verdicts(text, "var_raw")[0].startswith("these are all N² pairs")
+
+
+LEARNERS = [("sqrt_d_scaling", all_pairs), ("sqrt_d_scaling", all_pairs_divided_by_d)]
 
 
 def test_report_speaks_of_outputs_not_gradients():

@@ -22,8 +22,8 @@ def test_the_digests_are_current():
 
 
 def test_a_changed_extra_or_missing_file_is_refused_in_one_line(tmp_path):
-    root = tmp_path / "exercises"
-    shutil.copytree(integrity.HERE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PACKAGE, tmp_path / "minigrad", ignore=shutil.ignore_patterns("__pycache__"))
+    root = tmp_path / "minigrad" / "exercises"
     assert integrity.problem(root) is None
     diagnose = root / "diagnose.py"
     kept = diagnose.read_bytes()

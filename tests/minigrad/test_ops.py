@@ -610,7 +610,8 @@ def test_pow_with_a_tensor_exponent_is_finite_at_a_zero_base_as_pytorch():
     y = mg.tensor([2.0, 0.0, 0.0, 0.5], requires_grad=True)
     out = mg.power(x, y)
     np.testing.assert_array_equal(out.data, [0.0, 1.0, 1.0, 0.0])
-    out.backward(np.ones(4), create_graph=True)
+    with np.errstate(divide="ignore"):                                   # 0^−0.5 = ∞, expected
+        out.backward(np.ones(4), create_graph=True)
     np.testing.assert_array_equal(x.grad.data, [0.0, 0.0, 0.0, np.inf])  # 0.5 · 0^−0.5 = ∞
     np.testing.assert_array_equal(y.grad.data, [0.0, 0.0, np.log(2.0), 0.0])
     assert gradgradcheck(mg.power, [np.array([0.7, 2.0, 1.5]), np.array([0.0, -1.5, 2.0])])

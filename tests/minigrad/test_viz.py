@@ -1,6 +1,7 @@
 """minigrad.viz: the drawing has one box per node, no overlaps, edges that join their boxes,
 DOT/Mermaid listing every node and edge, gradients on every node under trace, byte-identical
 output, and highlights on the op that went wrong."""
+import io
 import re
 import xml.etree.ElementTree as ET
 
@@ -303,3 +304,32 @@ def test_drawing_a_large_graph_that_backward_freed_says_why_and_what_to_do():
     o = mg.tanh(x * 3.0)
     o.backward(retain_graph=True)
     assert "tanh" in draw_graph(o, "text")                   # a retained graph draws
+
+
+class FullDisk(io.StringIO):
+    """A stdout on a full disk (``> /dev/full``): every write fails with ENOSPC."""
+
+    def write(self, text):
+        raise OSError(28, "No space left on device")
+
+
+def test_an_output_that_cannot_be_written_is_one_line_not_a_traceback(monkeypatch, capsys):
+    from minigrad.viz.__main__ import main
+    monkeypatch.setattr("sys.stdout", FullDisk())
+    assert main([]) == 1
+    assert capsys.readouterr().err == ("error: the output could not be written: No space left "
+                                       "on device\n")
+    monkeypatch.setattr("sys.stdout", None)                   # started with stdout closed
+    assert main([]) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("redirect", ["> /dev/full", ">&-"])
+def test_the_command_on_dev_full_or_a_closed_stdout(redirect, tmp_path):
+    import subprocess
+    import sys
+    for args in ("", f"explore --out {tmp_path / 'e.html'}"):
+        run = subprocess.run(f"{sys.executable} -m minigrad.viz {args} {redirect}", shell=True,
+                             capture_output=True, text=True, cwd=tmp_path)
+        assert "Traceback" not in run.stderr and run.stderr.count("\n") <= 1, run.stderr
+        assert run.returncode == (1 if "full" in redirect else 0)

@@ -9,9 +9,9 @@ out (2, 3, 4); a (3, 1) and b (1, 4) give out (3, 4). g = dL/d out has out's sha
 
 Return (dL/da, dL/db), each with the shape of its own input.
 
-    python -P -m minigrad.exercises check mul    # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check mul    # from this folder, or add --dir DIR
     python -m minigrad.exercises hint mul        # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

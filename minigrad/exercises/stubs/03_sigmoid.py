@@ -8,9 +8,9 @@ Shapes: x, y and g = dL/dy all have the same shape, e.g. (3, 4).
 
 Return dL/dx (shape of x).
 
-    python -P -m minigrad.exercises check sigmoid   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check sigmoid   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint sigmoid    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

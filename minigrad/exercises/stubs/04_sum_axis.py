@@ -9,9 +9,9 @@ possibly negative.
 
 Return dL/dx (shape of x).
 
-    python -P -m minigrad.exercises check sum_axis   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check sum_axis   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint sum_axis   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

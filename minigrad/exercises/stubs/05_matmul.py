@@ -10,9 +10,9 @@ element. G = dL/dC has C's shape.
 
 Return (dL/dA, dL/dB), each with the shape of its own input.
 
-    python -P -m minigrad.exercises check matmul   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check matmul   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint matmul     # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

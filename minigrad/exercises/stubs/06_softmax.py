@@ -9,9 +9,9 @@ Shapes: x, α and g = dL/dα all have the same shape: (S,), (B, S) or (B, T, S).
 Return dL/dx (shape of x). Its Jacobian is diag(α) − ααᵀ: apply it to g WITHOUT building
 the (S, S) matrix.
 
-    python -P -m minigrad.exercises check softmax   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check softmax   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint softmax    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -11,9 +11,9 @@ position; N = t.size positions in all. L is a scalar, so g = dL_total/dL is a sc
 
 Return dL/dlogits (shape of logits). The targets get no gradient.
 
-    python -P -m minigrad.exercises check log_softmax_ce   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check log_softmax_ce   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint log_softmax_ce    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -12,9 +12,9 @@ e.g. (B, S), or (B, 1, S) for x (B, T, S).
 
 Return dL/dx (shape of x). Masked positions get gradient 0.
 
-    python -P -m minigrad.exercises check masked_softmax   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check masked_softmax   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint masked_softmax    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

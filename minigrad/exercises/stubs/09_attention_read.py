@@ -10,9 +10,9 @@ Shapes: scores e (B, S), values h (B, S, D), context c (B, D); g = dL/dc is (B, 
 Return (dL/de, dL/dh). Source 004 §7 derives  ∂L/∂e_j = α_j g·(h_j − c)  and
 ∂L/∂h_j = α_j g -- rederive them, then code them. Check: Σ_j ∂L/∂e_j = 0.
 
-    python -P -m minigrad.exercises check attention_read   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check attention_read   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint attention_read    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -12,9 +12,9 @@ scores e (B, S); g = dL/de is (B, S). In NumPy:
 
 Return (dL/dq, dL/dh, dL/dW_q, dL/dW_k, dL/db, dL/dv), each with its input's shape.
 
-    python -P -m minigrad.exercises check additive_score   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check additive_score   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint additive_score    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

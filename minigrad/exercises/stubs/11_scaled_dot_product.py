@@ -11,9 +11,9 @@ g = dL/dout is (B, T, dv). Kᵀ means the last two axes swapped: np.swapaxes(K, 
 
 Return (dL/dQ, dL/dK, dL/dV), each with its input's shape.
 
-    python -P -m minigrad.exercises check scaled_dot_product   # or add --dir DIR
+    python -I -m minigrad.exercises check scaled_dot_product   # or add --dir DIR
     python -m minigrad.exercises hint scaled_dot_product    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -13,9 +13,9 @@ g = dL/dh' is (B, H). The blocks of gi are gi[:, :H], gi[:, H:2*H], gi[:, 2*H:].
 
 Return (dL/dx, dL/dh, dL/dW_ih, dL/dW_hh, dL/db_ih, dL/db_hh), each with its input's shape.
 
-    python -P -m minigrad.exercises check gru_cell   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check gru_cell   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint gru_cell   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -13,9 +13,9 @@ Shapes: x (â€¦, D) -- (B, D) or (B, T, D); gamma and beta (D,); g = dL/dy is (â€
 
 Return (dL/dx, dL/dgamma, dL/dbeta), each with its input's shape.
 
-    python -P -m minigrad.exercises check layer_norm   # or add --dir DIR
+    python -I -m minigrad.exercises check layer_norm   # or add --dir DIR
     python -m minigrad.exercises hint layer_norm    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -12,9 +12,9 @@ Shapes: Q (B, T, d), K (B, T, d), V (B, T, dv); out (B, T, dv); g = dL/dout is (
 
 Return (dL/dQ, dL/dK, dL/dV), each with its input's shape.
 
-    python -P -m minigrad.exercises check causal_attention   # or add --dir DIR
+    python -I -m minigrad.exercises check causal_attention   # or add --dir DIR
     python -m minigrad.exercises hint causal_attention    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

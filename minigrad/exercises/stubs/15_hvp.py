@@ -15,9 +15,9 @@ symmetric), the Hessian-vector product H g. Newton's method and many second-orde
 on exactly this product, and never build the D × D matrix: neither should you.
 X and y get no gradient.
 
-    python -P -m minigrad.exercises check hvp   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check hvp   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint hvp    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -15,9 +15,9 @@ Shapes: scores e (B, S), values h (B, S, D), gc = g_c (B, D); a and g = dL/da ar
 Return (dL/de, dL/dh, dL/dgc), each with its input's shape. Check: Σ_j dL/de_j = 0 (a does
 not change when the same number is added to every score).
 
-    python -P -m minigrad.exercises check read_second   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check read_second   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint read_second    # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

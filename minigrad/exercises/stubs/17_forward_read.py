@@ -9,9 +9,9 @@ compares your output with the library's (``attention.read``), element by element
 Shapes: scores e (B, S), values h (B, S, D); return the context c (B, D).
 Exercise 9 is the backward of this same read.
 
-    python -P -m minigrad.exercises check forward_read   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check forward_read   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint forward_read   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

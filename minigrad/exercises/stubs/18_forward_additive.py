@@ -8,9 +8,9 @@ Shapes: query q (B, Dq), keys h (B, S, Dk), W_q (A, Dq), W_k (A, Dk), b (A,), v 
 return the scores e (B, S). Exercise 10 is the backward of this score; the library's is
 ``attention.AdditiveScore``.
 
-    python -P -m minigrad.exercises check forward_additive   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check forward_additive   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint forward_additive   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -11,9 +11,9 @@ torch.nn.GRUCell's equations, as ``models.recurrent.GRUCell`` computes them:
 Shapes: x (B, I), h (B, H), W_ih (3H, I), W_hh (3H, H), b_ih (3H,), b_hh (3H,); return the
 new state h' (B, H). σ(a) = 1 / (1 + e^−a). Exercise 12 is the backward of this step.
 
-    python -P -m minigrad.exercises check forward_gru   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check forward_gru   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint forward_gru   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -11,9 +11,9 @@ Shapes: x (B, E) the embedded previous output E y_{t−1}, s (B, H), annotations
 W_q (A, H), W_k (A, K), b (A,), v (A,), W_ih (3H, E+K), W_hh (3H, H), b_ih (3H,),
 b_hh (3H,). Return (s', c, α): s' (B, H), c (B, K), α (B, S).
 
-    python -P -m minigrad.exercises check forward_bahdanau   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check forward_bahdanau   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint forward_bahdanau   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -9,9 +9,9 @@ Shapes: q (N, d), k (N, d). Return two numbers (var_raw, var_scaled): the varian
 (np.var) of the N scores q_n·k_n, and of the N scaled scores q_n·k_n / √d. When your
 function passes, the checker prints what the numbers show for d = 4, 64 and 256.
 
-    python -P -m minigrad.exercises check sqrt_d_scaling   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check sqrt_d_scaling   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint sqrt_d_scaling   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

@@ -11,9 +11,9 @@ Per row n, with q, k, z independent N(0, 1) components:
 Shapes: q, k, z (N, d); rho a number. Return (α, gap): α (N, 2) and gap, one number. When
 your function passes, the checker prints the gap for ρ = 0, 0.9 and 0.99.
 
-    python -P -m minigrad.exercises check correlated_keys   # from this folder, or add --dir DIR
+    python -I -m minigrad.exercises check correlated_keys   # from this folder, or add --dir DIR
     python -m minigrad.exercises hint correlated_keys   # --level 2 for the formula
-    (-P, Python 3.11+: Python imports nothing from the current folder; drop it on 3.9/3.10)
+    (-I: Python imports nothing from the current folder, which could fake the verdict)
 """
 import numpy as np
 

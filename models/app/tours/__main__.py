@@ -9,12 +9,12 @@ printed does not come out of the code.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from minigrad import i18n
 from minigrad.draw.console import run_main
 from models.app.tours import TOURS, run
+from models.app.runs import writable_folder
 from models.app.tours.book import _
 
 
@@ -40,8 +40,12 @@ def _main(argv=None) -> int:
         for name, (_file, about) in TOURS.items():
             print(f"{name}  {_(about)}")
         return 0
-    if not args.no_svg and os.path.exists(args.out) and not os.path.isdir(args.out):
-        parser.error(_("--out {out!r} exists and is not a folder").format(out=args.out))
+    try:  # before the first section: a folder it cannot write in is said in one line
+        if not args.no_svg:
+            writable_folder(args.out)
+    except ValueError as e:
+        print(_("error: {e}").format(e=e), file=sys.stderr)
+        return 2
     book = run(args.source, None if args.no_svg else args.out)
     differ = [c for c in book.checks if not c.agrees]
     if book.checks:

@@ -9,7 +9,8 @@ Jupyter (with jupytext) or VS Code. It calls these helpers:
 * ``check(what, ours, source)`` prints a number the library computed beside the one the source
   printed, rounded to the source's digits, and records whether they agree;
 * ``show(drawing, name)`` shows a figure inline in a notebook (``_repr_svg_``) or, run as a
-  script, writes it as ``name`` into the output folder;
+  script, writes it as ``name`` into the output folder (over a walkthrough's figure, which
+  ends with ``MARK``, never over a user's file: then as ``name-2`` …);
 * ``try_it(text)`` ends a section with something to change and rerun.
 
 Every sentence they print is a message of the ``models`` catalog (``_``, which the walkthroughs
@@ -21,6 +22,7 @@ written must be the figures shown. ``begin(out_dir)`` starts a fresh record.
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 
@@ -30,6 +32,7 @@ from minigrad.files import write_text_atomic
 from minigrad.i18n import translator
 
 _ = translator("models")  # the walkthroughs' messages: ``from models.app.tours.book import _``
+MARK = "<!-- a walkthrough's figure (models/app/tours): the next run replaces it -->"
 
 
 @dataclass
@@ -99,13 +102,33 @@ def show(drawing, name: str) -> None:
         from IPython.display import display  # only inside a notebook, where IPython runs
         display(drawing)
         return
-    path = svg_path(BOOK.out_dir, name)
-    if path is None:
-        print(_("  [figure {name}: not written (no output folder)]").format(name=name))
+    try:
+        path = svg_path(BOOK.out_dir, name)
+        if path is None:
+            print(_("  [figure {name}: not written (no output folder)]").format(name=name))
+            return
+        (root, ext), n = os.path.splitext(path), 1
+        while os.path.lexists(path) and not _ours(path):  # a user's file: kept, and said so
+            n += 1
+            path = f"{root}-{n}{ext}"
+        if n > 1:
+            print(_("  {name} there is not a walkthrough's figure: kept").format(name=name))
+        write_text_atomic(path, f"{drawing}\n{MARK}\n")
+    except OSError as e:  # read-only, full, a dangling link, a name too long: one line
+        print(_("  [figure {name}: not written ({reason})]").format(
+            name=name, reason=e.strerror or e))
         return
-    write_text_atomic(path, str(drawing))
     BOOK.files.append(path)
     print(_("  wrote {path}").format(path=path))
+
+
+def _ours(path: str) -> bool:
+    """Whether ``path`` is a figure a walkthrough wrote (it ends with ``MARK``)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(1 << 20).rstrip().endswith(MARK.encode())
+    except OSError:  # a dangling link, a folder: not ours
+        return False
 
 
 def try_it(text: str) -> None:

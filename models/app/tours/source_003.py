@@ -26,6 +26,7 @@ from models.app.tours.book import _, note, section, show, try_it
 from models.app.compare_models import ModelsConfig, compare_models, models_table
 from models.kernels import use_core
 from models.app.diagnose import measure
+from models.app.progress import say
 from models.luong import LuongDecoder
 from models.vocab import pad_batch
 
@@ -46,7 +47,7 @@ MODELS = (("fixed summary", dict(decoder="plain", embed=32, hidden=32, dec_hidde
           ("Bahdanau", dict(decoder="bahdanau", score="additive", embed=32, hidden=32,
                             dec_hidden=64, attn=32)),
           ("Luong", dict(decoder="luong", score="general", embed=32, hidden=32, dec_hidden=64)))
-results, trainers, data, long = compare_models(config, log=lambda *_: None, models=MODELS)
+results, trainers, data, long = compare_models(config, log=say, models=MODELS)  # as it trains
 print(models_table(results, config.max_len))
 lengths = sorted(results["Bahdanau"]["by_length"])
 show(line_plot_svg({name: (np.array(lengths), 100 * np.array([r["by_length"][n] for n in lengths]))

@@ -8,9 +8,10 @@ blocks, ``source_NNN.zh.po``, make the Chinese walkthrough ``source_NNN_zh.py``.
 
 A comment block is a run of comment lines of the English file (a Markdown cell, or a comment
 between the lines of a code cell); the catalog maps each, as its text without the ``# ``, to
-its reviewed translation. Nothing else changes: the Chinese walkthrough is the English code,
-and the Markdown is not printed when it runs, so ``python -m models.app.tours 004 --lang zh``
-runs the English file (every message it prints comes from the ``models`` catalog). A block
+its reviewed translation. Nothing else changes but ``SPEAK_CHINESE`` atop the first code cell
+(it prints Chinese wherever it runs: a script, a notebook under any locale): the Markdown is
+not printed when it runs, so ``python -m models.app.tours 004 --lang zh`` runs the English
+file (every message it prints comes from the ``models`` catalog). A block
 whose English has no translation is stale: the file is written with it left in English, and
 named; ``tests/models/test_tours_zh.py`` fails naming it. A maintainer's tool (it imports the
 ``.po`` reader of ``minigrad.i18n_build``); the walkthroughs never import it.
@@ -24,6 +25,9 @@ from dataclasses import dataclass
 
 from minigrad.i18n_build import parse_po
 from models.app.tours import HERE, TOURS
+
+SPEAK_CHINESE = ["from minigrad import i18n",
+                 'i18n.set_language("zh")  # this walkthrough speaks Chinese, whatever the locale']
 
 
 @dataclass
@@ -101,14 +105,16 @@ def unused(name: str) -> list:
 
 
 def chinese(name: str) -> str:
-    """The walkthrough with its comment blocks translated (a stale one left in English)."""
+    """The walkthrough, its comment blocks translated (a stale one left in English)."""
     script, have = english_path(name).read_text(encoding="utf-8"), catalog(name)
     lines, out, at = script.split("\n"), [], 0
     for b in blocks(script):
         out += lines[at:b.line - 1]
         out.append(_comment(b.indent, have.get(b.text, b.text)))
         at = b.line - 1 + b.length
-    return "\n".join(out + lines[at:])
+    out = "\n".join(out + lines[at:]).split("\n")
+    code = out.index("# %%") + 1
+    return "\n".join(out[:code] + SPEAK_CHINESE + out[code:])
 
 
 def _quote(text: str) -> str:

@@ -1,0 +1,89 @@
+"""``python -m models explore RUN [--out FILE.html] [--lang zh]``: a trained run as one page:
+its first held-out pair's loss (regenerated from the run's task and seed, as ``inspect`` does)
+in ``minigrad.viz.explore``, plus the attention panel: α_tj over the source for each decoder
+step t and, for a weight, ∂L/∂e_tj = α_tj g·(h_j − c_t) (source 004 §7) with its numbers beside
+the engine's own; a click shows that step's read in the graph. The page is a new file in RUN
+(explore.html, explore-2.html …) unless ``--out`` names one; a user's file is never replaced.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+from minigrad import i18n
+from minigrad.draw.common import token
+from minigrad.viz import trace
+from minigrad.viz.explore import explore
+from minigrad.viz.graph import build
+from models.app.checkpoint import CheckpointError, load_checkpoint
+from models.app.data import make_task
+from models.app.runs import free_name
+from models.app.train_config import TrainConfig, seeds
+from models.seq2seq import Seq2Seq, masked_cross_entropy
+from models.vocab import pad_batch
+
+_ = i18n.translator("models")
+r6 = lambda a: [float(f"{x:.6g}") for x in np.ravel(a)]  # noqa: E731  (6 digits, as the page)
+
+
+def explore_pair(model, src_vocab, tgt_vocab, pair, title: str):
+    """The page of ``model``'s loss on one (source, target) pair, with its attention panel."""
+    (src, src_mask), (tgt, tgt_mask) = (pad_batch([v.encode(s)]) for v, s in
+                                        zip((src_vocab, tgt_vocab), pair))   # (1, S), (1, T)
+    with trace(model) as tr:
+        logits, alpha = model.forward(src, tgt, src_mask)            # (1, T, V), (1, T, S)
+        loss = masked_cross_entropy(logits, tgt, tgt_mask)
+    page = explore(loss, tr, {"L": loss}, title)
+    tensors = build(loss, tr, {"L": loss}).tensors
+    loss.backward()                                                   # the engine's gradients
+    reads = sorted((int(f[5:]), i) for i, t in enumerate(tensors) if t._op == "read"
+                   for f in tr.scopes.get(t, ())[1:2] if f.startswith("step "))
+    steps = []
+    for _t, i in reads:  # one read per decoder step: c_t = Σ_j α_tj h_j
+        e, h = tr.parents[tensors[i]]
+        g = tr.grads[tensors[i]][0]                                   # (D,) ∂L/∂c_t
+        steps.append({"node": i, "gh": r6(h.data[0] @ g), "gc": r6(g @ tensors[i].data[0]),
+                      "de": r6(tr.grads[e][0])})                      # (S,) each; g·c_t
+    page.data["attention"] = {
+        "src": [token(c, 8) for c in src_vocab.tokens(src[0])],
+        "tgt": [token(c, 8) for c in tgt_vocab.tokens(tgt[0])],
+        "alpha": [r6(row) for row in alpha[0]],                       # (T, S)
+        "steps": steps if alpha is not None and len(steps) == tgt.shape[1] else []}
+    return page
+
+
+def explore_run(run: str):
+    fused, src_vocab, tgt_vocab, index = load_checkpoint(run)
+    model = Seq2Seq(fused.config, np.random.default_rng(0))  # the core ops, not the kernels:
+    model.load_state_dict(fused.state_dict())                # each equation is its own node
+    model.eval()  # α as the model reads at evaluation: no attention dropout
+    if "train" not in index or model.config.decoder == "plain":
+        raise CheckpointError(_("explore: {run} has no attention or was not saved by training")
+                              .format(run=run))
+    c = TrainConfig.from_dict(index["train"])
+    pair = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len).val[0]
+    title = _("{run}: the loss of {source} → {target}").format(run=run, source=pair[0],
+                                                               target=pair[1])
+    return explore_pair(model, src_vocab, tgt_vocab, pair, title)
+
+
+def main(argv) -> int:
+    p = argparse.ArgumentParser(prog="python -m models explore",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("run", help=_("a run folder written by training (e.g. runs/dates)"))
+    p.add_argument("--out", help=_("the page to write (default: a new explore.html in RUN)"))
+    i18n.add_argument(p)
+    a = p.parse_args(argv)
+    i18n.apply(a)
+    try:
+        page = explore_run(a.run)
+        folder = a.run if os.path.isdir(a.run) else os.path.dirname(a.run)
+        path = page.save(a.out or free_name(folder, "explore", "html"))
+    except (CheckpointError, ValueError, OSError) as e:
+        print(_("error: {e}").format(e=e), file=sys.stderr)
+        return 2
+    print(_("wrote {path}").format(path=path))
+    return 0
