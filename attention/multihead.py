@@ -35,6 +35,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     q, k, v = as_tensor(query), as_tensor(key), as_tensor(value)
     fit(who, q=(q, "B h? T d+"), k=(k, "B h? S+ d"), v=(v, "B h? S dv"))
     T, S = q.shape[-2], k.shape[-2]
+    if scale is not None and not np.isfinite(scale):  # inf · 0 = NaN in every weight
+        raise ValueError(f"{who}: scale must be a finite number (None: 1/√d), got {scale}")
     mask = None if attn_mask is None else as_mask(attn_mask, q.shape[:-1] + (S,), who,
                                                   role="attn_mask", broadcast=True)  # (…, T, S)
     if is_causal:

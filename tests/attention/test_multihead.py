@@ -162,3 +162,10 @@ def test_the_two_causal_alignments():
     np.testing.assert_array_equal(causal_mask(3, 5, align="top-left"), lower)
     np.testing.assert_array_equal(causal_mask(3, 5), np.tril(np.ones((3, 5), bool), k=2))
     np.testing.assert_array_equal(causal_mask(4, align="top-left"), causal_mask(4))
+
+
+@pytest.mark.parametrize("scale", [float("inf"), float("-inf"), float("nan")])
+def test_sdpa_refuses_a_scale_that_is_not_finite(scale):
+    q = np.ones((1, 2, 3))
+    with pytest.raises(ValueError, match=r"^scaled_dot_product_attention: scale must be a finite"):
+        scaled_dot_product_attention(q, q, q, scale=scale)
