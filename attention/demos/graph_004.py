@@ -46,8 +46,8 @@ def graph(out_dir=None, g=(1.0, 0.5)) -> DemoResult:
     alpha, h, c = t["alpha"].data, t["h"].data, t["c"].data          # (1, S), (1, S, D), (1, D)
     formula = score_grad(alpha, h, c, np.asarray(g)[None])[0]        # (S,)
     on_node = tr.grads[t["e"]][0]                                   # (S,)
-    title = _("Source 004 §6-§7: e_j = vᵀtanh(W_s s + W_h h_j + b), α = softmax(e), "
-              "c = Σ α_j h_j, L = g·c")
+    title = _("Source 004 §6-§7: e_j = vᵀtanh(W_q s + W_k h_j + b) (the source's W_s, W_h), "
+              "α = softmax(e), c = Σ α_j h_j, L = g·c")
     lines = [draw_graph(L, "text", trace=tr, names=names, title=title),
              _("∂L/∂e_j on the scores' box (from backward) and source 004 §7's "
                "α_j g·(h_j - c):")]

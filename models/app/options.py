@@ -288,6 +288,8 @@ def build_parser(train_defaults: dict | None = None) -> argparse.ArgumentParser:
     models.add_argument("--out", default="runs/compare-models", help=_("folder for the SVGs"))
     _graph_options(add("graph", help=_(
         "draw a GRU step and a seq2seq loss (collapsed) with minigrad.viz")))
+    add("explore", help=_("one HTML page of a run: its graph, backward pass and attention "
+                          "(python -m models explore RUN --help)"))  # run by models.app.explore
     return parser
 
 

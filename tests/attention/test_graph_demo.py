@@ -13,3 +13,10 @@ def test_the_scores_box_carries_the_gradient_of_the_004_gradient_demo(tmp_path):
     assert "e (scores) = matmul" in result.text and "α (weights) = softmax" in result.text
     assert f"grad [{result.values['on_node'][0]:.4g} " in result.text
     assert [p.endswith("004_graph.svg") for p in result.files] == [True]
+
+
+def test_the_title_names_the_weights_its_boxes_name(tmp_path):
+    text = DEMOS["004-graph"][0](out_dir=tmp_path).text
+    title, boxes = text.splitlines()[0], text.splitlines()[1:]
+    for name in ("W_q", "W_k"):
+        assert name in title and any(f" {name} " in line for line in boxes), name
