@@ -14,10 +14,13 @@
 """
 from __future__ import annotations
 
+import argparse
 import codecs
 import errno
 import os
 import sys
+
+from minigrad import i18n
 
 CLOSED_PIPE = 0  # the reader stopped reading: not a failure of ours
 # Stand-ins for the symbols this project prints (shades, box drawing, math); the shades keep
@@ -58,6 +61,20 @@ def closed_pipe() -> int:
     except (OSError, ValueError):  # stdout is no file (a test's stand-in): nothing to redirect
         pass
     return CLOSED_PIPE
+
+
+def list_programs(prog: str, title: str, programs, _):
+    """A ``main(argv)`` for ``python -m <package>``: ``title``, then each program and what it
+    does (translated by ``_``, which ``--lang`` sets); it runs nothing."""
+    def main(argv=None) -> int:
+        parser = argparse.ArgumentParser(prog=prog)
+        i18n.add_argument(parser)
+        i18n.apply(parser.parse_args(argv))
+        print(_(title))
+        for command, what in programs:
+            print(f"  {command:<32}  {_(what)}")
+        return 0
+    return main
 
 
 def run_main(main, argv=None) -> int:

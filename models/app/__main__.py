@@ -1,7 +1,7 @@
 """``python -m models.app``: what there is to run in the application (it runs nothing)."""
 import sys
 
-from minigrad.draw.console import run_main
+from minigrad.draw.console import list_programs, run_main
 from minigrad.i18n import translator
 
 _ = translator("models")
@@ -12,11 +12,8 @@ PROGRAMS = (("python -m models", "train Bahdanau attention on dates, then transl
             ("python -m attention", "the sources' worked examples"))
 
 
-def main(argv=None) -> int:
-    print(_("models.app is the application around the models; to run:"))
-    for command, what in PROGRAMS:
-        print(f"  {command:<32}  {_(what)}")
-    return 0
+main = list_programs("python -m models.app",
+                     "models.app is the application around the models; to run:", PROGRAMS, _)
 
 
 if __name__ == "__main__":
