@@ -35,7 +35,6 @@ dec_hidden = 64
 attn = 64           # width A of the additive score e_j = v^T tanh(W s + U h_j)
 dtype = "float32"   # half the memory traffic of float64, and accurate enough to train
 SETTINGS = {k: v for k, v in globals().items() if k[0] != "_" and type(v) in (int, float, str)}
-LIMITS = {"train_size": (1, 10**6), "val_size": (1, 10**5), "lr_floor": (0, 1)}  # + the CLI's
 
 
 def configure(argv: list) -> dict:
@@ -56,7 +55,7 @@ def configure(argv: list) -> dict:
         if type(value) is not kind:
             sys.exit(f"nanotrain: --{name} must be of type {kind.__name__}, got {text!r}")
         config[name] = value
-    check_limits(Namespace(command="nanotrain", **config), LIMITS)  # python -m models's, too
+    check_limits(Namespace(command="nanotrain", **config))  # as python -m models checks them
     return config
 
 

@@ -68,7 +68,9 @@ LIMITS = {"threads": (1, 256), "seed": (0, None), "n_train": (1, None), "n_val":
 COMMAND_LIMITS = {
     "translate": {"max_len": (1, MAX_DECODE), "beam": (0, MAX_BEAM), "length_penalty": (0, 10)},
     "graph": {"length": (4, 50), "batch": (1, 128), "vocab": (2, 500)},  # traced: <= 0.8 GB
-    "compare-models": {"target": (0, 1)}}
+    "compare-models": {"target": (0, 1)},
+    "nanotrain": {"train_size": (1, 10**6), "val_size": (1, 10**5), "lr_floor": (0, 1),
+                  "lr": (1e-9, None), "clip": (1e-9, None)}}  # a step or a norm of 0: no training
 INF_OK = {"clip", "time_limit"}  # inf: no clipping, no time limit
 OPTION = {"dropout": "--attn-dropout"}  # the option of a setting whose name differs
 # train options that only some decoders read: given for another, they are refused

@@ -33,6 +33,8 @@ TINY = ["--epochs=1", "--train_size=64", "--val_size=8", "--batch_size=32", "--e
     ("--val_size=-3", "--val-size must be 1..100000, got -3"),
     ("--lr=1e999", "--lr must be a finite number, got inf"),  # 1e999 is Python's literal inf
     ("--lr_floor=2.0", "--lr-floor must be 0..1, got 2.0"),
+    ("--lr=0", "--lr must be at least 1e-09, got 0.0"),           # no step: nothing would train
+    ("--clip=0.0", "--clip must be at least 1e-09, got 0.0"),
     ("--epochs=0", "--epochs must be 1..100000, got 0"),       # the main CLI's LIMITS
     ("--batch-size=100000", "--batch-size must be 1..4096, got 100000"),
     ("--hidden=100000", "--hidden must be 1..1024, got 100000"),
