@@ -8,7 +8,8 @@
     python -m attention --lang zh ...    # the messages in Chinese (default: from the locale)
 
 Each demo writes only its own file names in the output folder (``004_weights_vs_state.svg``,
-``004_graph.svg``, ``000_path_length.svg``), replacing an earlier run's picture of the same name.
+``004_graph.svg``, ``004_explore.html`` …), replacing an earlier run's picture of the same
+name (a file there that is not the demo's own page is kept).
 The demos that train a model train it with the kernels (``attention/kernels.py``) switched on;
 the graph drawings show the composed core.
 """

@@ -12,6 +12,34 @@ import numpy as np
 from minigrad.ops import boolean_mask, pair
 from minigrad.tensor import Tensor
 
+NUMBER = (int, float, np.integer, np.floating)
+OPTIONS = {  # attention's options: name -> (valid, what it must be)
+    "dropout": (lambda p: isinstance(p, NUMBER) and 0 <= p < 1, "a number in [0, 1)"),
+    "window": (lambda W: W is None or isinstance(W, (int, np.integer)) and not isinstance(W, bool)
+               and W >= 0, "an int >= 0"),
+    "temperature": (lambda T: isinstance(T, NUMBER) and bool(np.isfinite(T)) and T > 0,
+                    "a finite number > 0 (1 = plain softmax)"),
+    "activation": (lambda a: a in ("tanh", None), "'tanh' or None"),
+    "scale": (lambda s: s is None or isinstance(s, NUMBER) and bool(np.isfinite(s)) and s > 0,
+              "a finite number > 0 (None: √d)"),
+}
+
+
+def check_options(op: str, **options) -> None:
+    """Refuse an option (dropout p, window W, temperature T, …) not as ``OPTIONS`` wants it."""
+    for name, value in options.items():
+        valid, what = OPTIONS[name]
+        if not valid(value):
+            rng = isinstance(value, np.random.Generator)                # a positional rng
+            raise ValueError(f"{op}: {name} must be {what}, got {value!r}"
+                             + " (rng is keyword-only: rng=...)" * rng)
+
+
+def check_temperature(who: str, temperature) -> float:
+    """``temperature`` as a float: finite and > 0, or a ValueError naming ``who``."""
+    check_options(who, temperature=temperature)
+    return float(temperature)
+
 
 def shape_str(shape, letters="") -> str:
     """``(4, 7, 8)`` with letters "BS" (or ["B", "S"]) -> ``"(B=4, S=7, 8)"``."""
@@ -29,51 +57,46 @@ def fit(op: str, **roles) -> None:
 
 @functools.lru_cache(maxsize=1024)
 def _fit(op: str, roles: tuple) -> None:
-    size, done = {}, []
+    size, done = {}, []                                              # letter -> n (None: missing)
     for role, shape, *pattern in filter(None, roles):               # None: skipped
-        axes = None
+        known, axes = dict(size), None
         if not pattern:                                              # a size given: E=8
             size[role] = shape
         else:
-            known, layout = dict(size), _layout(pattern[0], len(shape), size)
-            if layout:
-                axes = layout[1]
-                size.update(dict.fromkeys(layout[3]))                # missing here: everywhere
-            for (L, positive), n in zip(axes or (), shape):
-                if size.setdefault(L, n) != n or positive and n < 1:
-                    axes = None
-            if axes is None:
-                raise _misfit(op, role, shape, pattern[0], known, done)
+            axes, missing = _layout(pattern[0], len(shape), size)
+            size.update(dict.fromkeys(missing))                      # missing here: everywhere
+            if axes is None or any(size.setdefault(L, n) != n or positive and n < 1
+                                   for (L, positive), n in zip(axes, shape)):
+                raise _misfit(op, role, shape, pattern[0], axes, known, done)
         done.append((role, shape, axes))
 
 
-def _layout(pattern: str, ndim: int, size: dict):
-    """The first way ``pattern`` lies on ``ndim`` axes, ``(ndim, ((letter, at least 1), ...),
-    optional letters there, optional letters missing)``: those seen are there, those missing
-    before stay missing, the others come from the left."""
+def _layout(pattern: str, ndim: int, size: dict) -> tuple:
+    """The first way ``pattern`` lies on ``ndim`` axes, ``((letter, at least 1), ...)``, and the
+    optional letters it leaves out: those seen are there, those missing before stay missing, the
+    others come from the left. ``(None, [])`` if there is none."""
     axes = pattern.split()
-    opt = [a for a in axes if a[-1] == "?"]
-    for on in (on for k in range(len(opt) + 1) for on in itertools.combinations(opt, k)):
-        used = tuple((a.rstrip("?+"), a[-1] == "+") for a in axes if a[-1] != "?" or a in on)
-        there, missing = [a[:-1] for a in on], [a[:-1] for a in opt if a not in on]
-        if len(used) == ndim and all(size.get(L, 0) is not None for L in there) and \
+    opt = [a[:-1] for a in axes if a[-1] == "?"]
+    k = ndim - len(axes) + len(opt)                                  # optional letters there
+    for on in itertools.combinations(opt, k) if k >= 0 else ():
+        missing = [L for L in opt if L not in on]
+        if all(size.get(L, 0) is not None for L in on) and \
                 all(size.get(L) is None for L in missing):
-            return ndim, used, there, missing
-    return None
+            return tuple((a.rstrip("?+"), a[-1] == "+") for a in axes
+                         if a.rstrip("?+") not in missing), missing
+    return None, []
 
 
-def _misfit(op: str, role: str, shape: tuple, pattern: str, known: dict, done: list):
+def _misfit(op: str, role: str, shape: tuple, pattern: str, axes, known: dict, done: list):
     """``fit``'s error: the role's shape, lettered, against its pattern with the sizes known."""
     def lettered(shape, axes):
-        return shape_str(shape, [L for L, _ in axes])
-    axes = (_layout(pattern, len(shape), known) or (0, None))[1]
-    got = str(shape) if axes is None else lettered(shape, axes)
+        return str(shape) if axes is None else shape_str(shape, [L for L, _ in axes])
     want = ", ".join(f"{L}={known[L]}" if known.get(L) is not None else f"[{L}]" if a[-1] == "?"
                      else f"{L} >= 1" if a[-1] == "+" else L
                      for a in pattern.split() for L in [a.rstrip("?+")]
                      if known.get(L, 0) is not None or a[-1] != "?")
     given = ", ".join(f"{r}={s}" if u is None else f"{r} {lettered(s, u)}" for r, s, u in done)
-    return ValueError(f"{op}: {role} {got} does not fit ({want})"
+    return ValueError(f"{op}: {role} {lettered(shape, axes)} does not fit ({want})"
                       + (f", given {given}" if given else ""))
 
 
@@ -95,12 +118,10 @@ def as_mask(mask, scores: tuple, op: str, role: str = "mask", what: str = "score
     nd, B, S, bool_ = len(scores), scores[0], scores[-1], mask.dtype == bool
     fits = bool_ and mask.ndim <= nd and all(m in (1, n) for m, n in zip(mask.shape[::-1],
                                                                          scores[::-1]))
-    if broadcast and fits:
-        return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)   # (…, 1|T, S)
     if not broadcast and bool_ and mask.shape == (B, S):
         return mask.reshape((B,) + (1,) * (nd - 2) + (S,))          # (B, [1, …,] S)
-    if not broadcast and fits and mask.ndim == nd > 2:
-        return mask
+    if fits and (broadcast or mask.ndim == nd > 2):
+        return mask.reshape((1,) * (nd - mask.ndim) + mask.shape)   # (…, 1|T, S)
     raise _mask_error(mask, scores, op, role, what, broadcast)
 
 
@@ -132,14 +153,3 @@ def _refuse_hidden(op: str, role: str, x: np.ndarray, mask: np.ndarray) -> None:
         at, shape = ", ".join(map(str, where[0])), shape_str(x.shape, "BhS" if x.ndim > 3 else "BS")
         raise ValueError(f"{op}: {role} {shape} hold inf or NaN at a masked position, {role}[{at}]"
                          f"; {role} at masked positions must be finite (zero them before the read)")
-
-
-def check_options(op: str, dropout, window=None) -> tuple:
-    """Dropout p in [0, 1) and window W (None or an int ≥ 0)."""
-    if not (isinstance(dropout, (int, float, np.integer, np.floating)) and 0 <= dropout < 1):
-        raise ValueError(f"{op}: dropout must be a number in [0, 1), got {dropout!r}" + (
-            " (rng is keyword-only: rng=...)" if isinstance(dropout, np.random.Generator) else ""))
-    if window is not None and (isinstance(window, bool) or not isinstance(window, (int, np.integer))
-                               or window < 0):
-        raise ValueError(f"{op}: window must be an int >= 0, got {window!r}")
-    return float(dropout), window

@@ -58,11 +58,8 @@ class FusedAdditiveScore(AdditiveScore):
         return additive_tanh(q, k, self.v)                    # (B, [T,] S)
 
 
-class FusedConcatScore(ConcatScore):
-    """``ConcatScore`` whose energy vᵀ tanh(q + k_j) is ``additive_tanh``."""
-
-    def energy(self, q, k) -> Tensor:
-        return additive_tanh(q, k, self.v)                    # (B, [T,] S)
+class FusedConcatScore(ConcatScore, FusedAdditiveScore):
+    """``ConcatScore`` (an ``AdditiveScore``) whose energy vᵀ tanh(q + k_j) is ``additive_tanh``."""
 
 
 KERNELS = {AdditiveScore: FusedAdditiveScore, ConcatScore: FusedConcatScore}  # core -> kernel

@@ -33,7 +33,7 @@ class LocalAttention(AttentionBase):
     def __init__(self, score: Module, window: int, predictive: bool = False,
                  query_dim: int | None = None, rng: np.random.Generator | None = None,
                  dtype=np.float64):
-        check_options("LocalAttention", 0.0, window)                 # D: an int ≥ 0 (or None)
+        check_options("LocalAttention", window=window)               # D: an int ≥ 0 (or None)
         if window is None or predictive and window < 1:  # σ = D/2 = 0 would zero every weight
             raise ValueError(f"LocalAttention: window D must be an int >= {int(predictive)}"
                              f"{' for local-p (σ = D/2)' if predictive else ''}, got {window!r}")

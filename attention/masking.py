@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention.checks import as_mask
+from attention.checks import as_mask, check_temperature
 from minigrad import functional as F
 from minigrad.ops import as_tensor
 from minigrad.tensor import Tensor
 
 
-def causal_mask(T: int, S: int | None = None, align: str = "bottom-right") -> np.ndarray:
-    """``(T, S)``, True where query t may see key j (for T = S both are the lower triangle):
+def causal_mask(T: int, S: int | None = None, align: str = "bottom-right",
+                mask: np.ndarray | None = None) -> np.ndarray:
+    """``(T, S)``, True where query t may see key j (for T = S both are the lower triangle), and
+    where ``mask`` (…, T|1, S) is, if one is given:
         "top-left"      j ≤ t           PyTorch's ``is_causal``: query t is position t
         "bottom-right"  j ≤ t + S − T   the queries are the last T of S positions (a cached decoder)
     """
     S = T if S is None else S
-    return np.tril(np.ones((T, S), dtype=bool), k={"top-left": 0, "bottom-right": S - T}[align])
+    past = np.tril(np.ones((T, S), dtype=bool), k={"top-left": 0, "bottom-right": S - T}[align])
+    return past if mask is None else mask & past                     # (…, T, S)
 
 
 def window_mask(position, S: int, window: int) -> np.ndarray:
@@ -44,12 +47,3 @@ def masked_softmax(scores, mask=None, axis: int = -1, temperature: float = 1.0) 
         return F.softmax(scores, axis=axis, mask=mask)
     return F.softmax_op(scores, -1, as_mask(mask, scores.shape, "masked_softmax"))
 
-
-def check_temperature(who: str, temperature) -> float:
-    """``temperature`` as a float: finite and > 0, or a ValueError naming ``who``."""
-    number = isinstance(temperature, (int, float, np.integer, np.floating))
-    T = float(temperature) if number else np.nan
-    if not (np.isfinite(T) and T > 0):
-        raise ValueError(f"{who}: temperature must be a finite number > 0 (1 = plain softmax), "
-                         f"got {temperature!r}")
-    return T

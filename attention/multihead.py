@@ -8,7 +8,6 @@ Shape letters: B batch, T queries, S keys, E embedding width, h heads, d = E / h
 
 Masks: True = may be attended (PyTorch's ``key_padding_mask`` and ``attn_mask``, True = ignore,
 are refused). Attention dropout (§5.4): c_t = Σ_j dropout(α)_tj v_j while training.
-Incremental decoding: a decoder caches ``project_kv``'s heads and ``attend`` reads them.
 """
 from __future__ import annotations
 
@@ -16,8 +15,8 @@ import numpy as np
 
 from attention.checks import as_mask, check_masked, check_options, fit
 from attention.masking import causal_mask
-from attention.read import read_op, weighted_sum
-from minigrad import functional as F, init
+from attention.read import read_op
+from minigrad import init
 from minigrad.ops import as_tensor
 from minigrad.nn import Linear, Module, check_sizes
 from minigrad.tensor import Tensor
@@ -40,8 +39,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     mask = None if attn_mask is None else as_mask(attn_mask, q.shape[:-1] + (S,), who,
                                                   role="attn_mask", broadcast=True)  # (…, T, S)
     if is_causal:
-        past = causal_mask(T, S, align="top-left")                    # (T, S)
-        mask = past if mask is None else mask & past                  # (…, T, S)
+        mask = causal_mask(T, S, align="top-left", mask=mask)         # (…, T, S)
     check_masked(who, "k", k, mask)
     check_masked(who, "values", v, mask)
     out, weights = _attention(q, k, v, mask, dropout_p, scale, rng)
@@ -52,10 +50,7 @@ def _attention(q, k, v, mask, dropout_p: float, scale, rng) -> tuple:
     """``(out, α)`` for checked q, k, v and a mask ready to broadcast to the scores."""
     scores = q @ k.swapaxes(-1, -2)                                   # (B, [h,] T, S)
     scores = scores / np.sqrt(q.shape[-1]) if scale is None else scores * scale
-    if dropout_p == 0:
-        return read_op(scores, v, mask)                               # (B, [h,] T, dv), α
-    weights = F.softmax_op(scores, -1, mask)                          # α (B, [h,] T, S)
-    return weighted_sum(F.dropout(weights, dropout_p, rng=rng), v), weights
+    return read_op(scores, v, mask, dropout_p, rng)                   # (B, [h,] T, dv), α
 
 
 class MultiHeadAttention(Module):
@@ -71,9 +66,9 @@ class MultiHeadAttention(Module):
         if embed_dim % num_heads:
             raise ValueError(f"MultiHeadAttention: embed_dim {embed_dim} must be a multiple of "
                              f"num_heads {num_heads}")
-        self.dropout, _ = check_options("MultiHeadAttention", dropout)
+        check_options("MultiHeadAttention", dropout=dropout)
         rng = init.generator("MultiHeadAttention", rng)
-        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, float(dropout)
         self.W_q, self.W_k, self.W_v, self.W_o = (Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
                                                   for _ in range(4))
 
@@ -102,10 +97,7 @@ class MultiHeadAttention(Module):
     def _mask(mask, causal: bool, T: int, S: int):
         """Key padding (B, S) and, with ``causal``, the bottom-right causal mask; or None."""
         full = None if mask is None else mask[:, None, None, :]       # (B, 1, 1, S)
-        if causal:
-            past = causal_mask(T, S, align="bottom-right")            # (T, S)
-            full = past if full is None else full & past              # (B, 1, T, S)
-        return full
+        return causal_mask(T, S, mask=full) if causal else full       # (B|1, 1, 1|T, S)
 
     def forward(self, query, key, value, *, mask=None, causal: bool = False,
                 rng: np.random.Generator | None = None, key_padding_mask=None,

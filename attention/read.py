@@ -41,9 +41,12 @@ def read(scores, values, mask=None) -> tuple:
     return read_op(*read_inputs("read", scores, values, mask))
 
 
-def read_op(e, h, mask) -> tuple:
-    """The read of Tensors e (B, [T,] S) and h (B, S, D) that fit, the mask ready to broadcast."""
+def read_op(e, h, mask, dropout: float = 0.0, rng=None) -> tuple:
+    """The read of Tensors e (B, [T,] S), h (B, S, D) that fit, the mask ready to broadcast; with
+    ``dropout`` p: c = Σ_j α̃_j h_j, α̃_j = α_j m_j / (1 − p), m_j ~ Bernoulli(1 − p) (``rng``)."""
     weights = F.softmax_op(e, -1, mask)                              # (B, [T,] S): α
+    if dropout != 0:
+        return weighted_sum(F.dropout(weights, dropout, rng=rng), h), weights  # (B, [T,] D)
     c = weighted_sum(weights.data, h.data)                           # (B, [T,] D)
 
     def vjp(xp, g, c, e, h):                                         # g (B, [T,] D)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from attention.checks import as_mask, check_masked, check_options, fit, shape_str
-from attention.masking import check_temperature, window_mask
+from attention.masking import window_mask
 from attention.read import read_op, weighted_sum
 from minigrad import functional as F, init
 from minigrad.ops import as_tensor, pair
@@ -24,6 +24,7 @@ class Score(Module):
     """The base class, scoring by the dot product with the keys as they are."""
 
     letters = ("B T? D", "B S D", "B S D")  # ``fit``'s patterns of query, keys, projected keys
+    widths = {}                              # and of the weights, by name
 
     def forward(self, query, keys, projected=None) -> Tensor:
         """Scores (B, [T,] S) of a query (B, [T,] Dq) against keys (B, S, Dk), checked."""
@@ -49,7 +50,7 @@ class Score(Module):
         return weighted_sum(q, k.swapaxes(-1, -2))                   # (B, [T,] S)
 
     def _widths(self) -> dict:
-        return {}                                                    # weights as ``fit`` roles
+        return {name: (getattr(self, name), pattern) for name, pattern in self.widths.items()}
 
 
 def additive(q: Tensor, k: Tensor, v: Tensor, activation: str | None = "tanh") -> Tensor:
@@ -68,14 +69,13 @@ class AdditiveScore(Score):
     and softmax ignores a shift, so the weights no longer depend on the query."""
 
     letters = ("B T? Dq", "B S Dk", "B S A")
+    widths = {"W_q": "A Dq", "W_k": "A Dk"}
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int, bias: bool = True,
                  activation: str | None = "tanh", rng: np.random.Generator | None = None,
                  dtype=np.float64):
         check_sizes("AdditiveScore", query_dim=query_dim, key_dim=key_dim, attn_dim=attn_dim)
-        if activation not in ("tanh", None):
-            raise ValueError(f"AdditiveScore: activation must be 'tanh' or None, got "
-                             f"{activation!r}")
+        check_options("AdditiveScore", activation=activation)
         rng = init.generator("AdditiveScore", rng)
         self.activation = activation
         self.W_q = Parameter(init.uniform(rng, query_dim, (attn_dim, query_dim), dtype))
@@ -83,9 +83,6 @@ class AdditiveScore(Score):
         self.b = (Parameter(init.uniform(rng, key_dim, (attn_dim,), dtype))  # as W_k's bias
                   if bias else None)
         self.v = Parameter(init.uniform(rng, attn_dim, (attn_dim,), dtype))
-
-    def _widths(self) -> dict:
-        return {"W_q": (self.W_q, "A Dq"), "W_k": (self.W_k, "A Dk")}
 
     def project_query(self, query) -> Tensor:
         return F.linear(query, self.W_q)                             # W_q q (B, [T,] A)
@@ -98,11 +95,11 @@ class AdditiveScore(Score):
         return additive(q, k, self.v, self.activation)               # (B, [T,] S)
 
 
-class ConcatScore(Score):
+class ConcatScore(AdditiveScore):
     """Luong's concat score  e_j = vᵀ tanh(W [q; h_j]),  ``W (A, Dq + Dk)``, ``v (A,)``: as
     W [q; h] = W_q q + W_k h with ``W = [W_q | W_k]``, the additive score without bias."""
 
-    letters = AdditiveScore.letters
+    b, activation = None, "tanh"
 
     def __init__(self, query_dim: int, key_dim: int, attn_dim: int,
                  rng: np.random.Generator | None = None, dtype=np.float64):
@@ -117,14 +114,13 @@ class ConcatScore(Score):
         (A, width), Dq = self.W.shape, self.query_dim
         return {"W[:, :Dq]": ((A, Dq), "A Dq"), "W[:, Dq:]": ((A, width - Dq), "A Dk")}
 
-    def project_query(self, query) -> Tensor:
-        return F.linear(query, self.W[:, :self.query_dim])           # W_q q (B, [T,] A)
+    @property
+    def W_q(self) -> Tensor:
+        return self.W[:, :self.query_dim]                            # (A, Dq)
 
-    def project_keys(self, keys) -> Tensor:
-        return F.linear(keys, self.W[:, self.query_dim:])            # W_k h_j (B, S, A)
-
-    def energy(self, q, k) -> Tensor:
-        return additive(q, k, self.v)                                # (B, [T,] S)
+    @property
+    def W_k(self) -> Tensor:
+        return self.W[:, self.query_dim:]                            # (A, Dk)
 
 
 class DotScore(Score):
@@ -136,13 +132,9 @@ class ScaledDotScore(DotScore):
     the raw score grows like √d and saturates softmax; / √d brings the variance back to 1."""
 
     def __init__(self, scale: float | None = None):
-        if scale is not None and not scale > 0:
-            raise ValueError(f"ScaledDotScore: scale must be positive, got {scale}")
+        check_options("ScaledDotScore", scale=scale)
         self.scale = scale
-
-    @property
-    def letters(self) -> tuple:
-        return ("B T? D" + "+" * (self.scale is None), "B S D", "B S D")  # no √0 to divide by
+        self.letters = ("B T? D" + "+" * (scale is None), "B S D", "B S D")  # no √0 to divide by
 
     def energy(self, q, k) -> Tensor:
         scale = np.sqrt(k.shape[-1]) if self.scale is None else self.scale
@@ -153,15 +145,13 @@ class GeneralScore(Score):
     """Luong's general score  e_j = qᵀ W h_j,  ``W (Dq, Dk)``;  ``project_keys(h) = W h``."""
 
     letters = ("B T? Dq", "B S Dk", "B S Dq")
+    widths = {"W": "Dq Dk"}
 
     def __init__(self, query_dim: int, key_dim: int, rng: np.random.Generator | None = None,
                  dtype=np.float64):
         check_sizes("GeneralScore", query_dim=query_dim, key_dim=key_dim)
         rng = init.generator("GeneralScore", rng)
         self.W = Parameter(init.uniform(rng, key_dim, (query_dim, key_dim), dtype))
-
-    def _widths(self) -> dict:
-        return {"W": (self.W, "Dq Dk")}
 
     def project_keys(self, keys) -> Tensor:
         return F.linear(keys, self.W)                                # W h_j (B, S, Dq)
@@ -227,16 +217,13 @@ class AttentionBase(Module):
         return (near if mask is None else near & mask), t            # (B, [T,] S)
 
     def _read(self, scores, values, mask, position, rng) -> tuple:
-        if self.temperature != 1.0:
-            scores = scores / self.temperature                      # e / T  (B, [T,] S)
-        if not (self.dropout > 0 and self.training):
-            return read_op(scores, values, mask)                    # (B, [T,] Dv), (B, [T,] S)
-        if rng is None:
+        p = self.dropout if self.training else 0.0
+        if p and rng is None:
             raise ValueError(f"Attention: dropout={self.dropout} in training mode needs "
                              f"rng=np.random.Generator (or call .eval())")
-        weights = F.softmax_op(scores, -1, mask)                     # (B, [T,] S): α
-        kept = F.dropout(weights, self.dropout, rng=rng)             # α̃ = α ⊙ m / (1 − p)
-        return weighted_sum(kept, values), weights                  # (B, [T,] Dv), α
+        if self.temperature != 1.0:
+            scores = scores / self.temperature                      # e / T  (B, [T,] S)
+        return read_op(scores, values, mask, p, rng)                # (B, [T,] Dv), (B, [T,] S)
 
 
 class Attention(AttentionBase):
@@ -253,6 +240,6 @@ class Attention(AttentionBase):
 
     def __init__(self, score: Module, temperature: float = 1.0, dropout: float = 0.0,
                  window: int | None = None):
-        self.score = score
-        self.temperature = check_temperature(type(self).__name__, temperature)
-        self.dropout, self.window = check_options(type(self).__name__, dropout, window)
+        check_options(type(self).__name__, temperature=temperature, dropout=dropout, window=window)
+        self.score, self.window = score, window
+        self.temperature, self.dropout = float(temperature), float(dropout)

@@ -17,9 +17,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph: bool | None = None,
     inputs = [inputs] if single else list(inputs)
     if isinstance(outputs, Tensor):
         outputs, grad_outputs = [outputs], [grad_outputs]
-    else:
-        outputs = list(outputs)
-        grad_outputs = [None] * len(outputs) if grad_outputs is None else list(grad_outputs)
+    outputs = list(outputs)
+    grad_outputs = [None] * len(outputs) if grad_outputs is None else list(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad: {len(outputs)} outputs but {len(grad_outputs)} grad_outputs")
     if not all(o.requires_grad for o in outputs):

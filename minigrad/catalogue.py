@@ -1,12 +1,11 @@
 """The catalogue: the ops that no model, attention module, walkthrough or exercise calls.
 
-The lesson (``ops.py``, ``shape_ops.py``, ``functional.py``, ``nn_ops.py``) holds the ops the
-models run; NumPy's and PyTorch's other functions live here, written in the same way (a forward
-in NumPy and a VJP in ``xp`` form, ``minigrad/tensor.py``, or composed from lesson ops), so each can
-be differentiated any number of times. They are exported from ``minigrad`` (the activations and
-losses also as ``functional.<name>``) and tested by the same op table
-(``minigrad/gradcheck_cases.py``). Sections: elementwise, reductions, products, shape, then
-activations and losses.
+The lesson (``ops.py``, ``shape_ops.py``, ``functional.py``, ``nn_ops.py``) holds the ops the models
+run; NumPy's and PyTorch's other functions live here, written in the same way (a NumPy forward and
+an ``xp`` VJP, ``tensor.py``, or composed from lesson ops), so each can be differentiated any number
+of times. Exported from ``minigrad`` (activations and losses also as ``functional.<name>``), tested
+by the op table (``gradcheck_cases.py``). Sections: elementwise, reductions, products, shape,
+activations, losses.
 """
 from __future__ import annotations
 
@@ -17,20 +16,9 @@ import numpy as np
 
 from minigrad.checks import mismatch
 from minigrad.engine import Tensor
-from minigrad.ops import (_bool_error, as_tensor, check_not_empty, class_targets,
+from minigrad.ops import (_bool_error, as_tensor, as_tensors, check_not_empty, class_targets,
                           log_softmax_array, matmul, mul, normalize_axes, normalize_axis, pair,
-                          power, reduce_axes, relu, sigmoid, softmax_axis)
-from minigrad.shape_ops import getitem, reshape
-
-
-def _keep(g, axes, keepdims):
-    """Reinsert the reduced axes (sorted) into ``g``, so that it broadcasts against the input."""
-    if keepdims:
-        return g
-    shape = list(g.shape)
-    for a in axes:
-        shape.insert(a, 1)
-    return g.reshape(shape)
+                          power, relu, sigmoid, softmax_axis)
 
 
 # ---- elementwise -------------------------------------------------------------------------------
@@ -92,8 +80,7 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def erf(x) -> Tensor:
-    """The error function (2/√π) ∫₀ˣ e^(−t²) dt, by ``math.erf`` elementwise.
-    d/dx = (2/√π) e^(−x²)."""
+    """erf(x) = (2/√π) ∫₀ˣ e^(−t²) dt (``math.erf`` elementwise). d/dx = (2/√π) e^(−x²)."""
     x = as_tensor(x)
     out = _erf(x.data).astype(np.result_type(x.data.dtype, np.float16))  # float32 stays float32
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (
@@ -133,11 +120,7 @@ def clip(x, lo=None, hi=None) -> Tensor:
     if lo is None and hi is None:
         raise ValueError("clip: give lo, hi or both (as np.clip needs one of them)")
     out = np.clip(x.data, lo, hi)
-    inside = np.ones(x.shape, bool)
-    if lo is not None:
-        inside &= x.data >= lo
-    if hi is not None:
-        inside &= x.data <= hi
+    inside = (True if lo is None else x.data >= lo) & (True if hi is None else x.data <= hi)
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * inside,), "clip")
 
 
@@ -147,14 +130,14 @@ def logsumexp(x, axis=None, keepdims: bool = False) -> Tensor:
     """log Σ e^x over ``axis``, stable (``ops.log_softmax_array``).
     d/dx_i = e^(x_i − out) = softmax(x)_i."""
     x = as_tensor(x)
-    axes = reduce_axes(axis, x.shape, "logsumexp")
+    axes = normalize_axes(axis, x.shape, "logsumexp")
     check_not_empty("logsumexp", x.shape, axes)
     lse = log_softmax_array(x.data, axes)[1]
     out = lse if keepdims else np.squeeze(lse, axes)
     def vjp(xp, g, out, x):
         with np.errstate(invalid="ignore"):  # a row of −∞: e^(−∞ − (−∞)) is NaN, read as 0
-            p = xp.nan_to_zero(xp.exp(x - _keep(out, axes, keepdims)))
-        return (p * _keep(g, axes, keepdims),)
+            p = xp.nan_to_zero(xp.exp(x - out.reshape(lse.shape)))
+        return (p * g.reshape(lse.shape),)
     return Tensor._from_op(out, (x,), vjp, "logsumexp")
 
 
@@ -162,15 +145,14 @@ def _extremum(op, fn, x, axis, keepdims) -> Tensor:
     """max or min over ``axis``: the gradient goes to the elements equal to the result; when
     several tie, they share it equally (each gets g / count), as PyTorch's ``amax``/``amin``."""
     x = as_tensor(x)
-    axes = reduce_axes(axis, x.shape, op)
-    if x.data.size == 0:
-        check_not_empty(op, x.shape, axes)
+    axes = normalize_axes(axis, x.shape, op)
+    check_not_empty(op, x.shape, axes)
     top = fn(x.data, axis=axes, keepdims=True)
     out = top if keepdims else np.squeeze(top, axes)
 
     def vjp(xp, g, out, x):
         winners = x == top  # a boolean array: a constant, under create_graph too
-        return (winners * (_keep(g, axes, keepdims) / winners.sum(axis=axes, keepdims=True)),)
+        return (winners * (g.reshape(top.shape) / winners.sum(axis=axes, keepdims=True)),)
     return Tensor._from_op(out, (x,), vjp, op)
 
 
@@ -186,16 +168,14 @@ def min(x, axis=None, keepdims: bool = False) -> Tensor:
 
 
 def prod(x, axis=None, keepdims: bool = False) -> Tensor:
-    """Π over ``axis``. d/dx_i = Π_{j≠i} x_j: the product of the others, computed as such
-    (not out / x_i), so zeros in x give exact gradients and never 0/0.
-
-    The VJP moves the reduced axes last, flattened to n, and takes the product of an (n, n)
-    copy whose row i has x_i replaced by 1: an O(n²) formula, but one that is itself a
-    ``prod``, so it can be differentiated again.
-    """
+    """Π over ``axis``. d/dx_i = Π_{j≠i} x_j: the product of the others, computed as such (not
+    out / x_i), so zeros in x give exact gradients and never 0/0. The VJP moves the reduced axes
+    last, flattened to n, and takes the product of an (n, n) copy whose row i has x_i replaced
+    by 1: O(n²), but itself a ``prod``, so it can be differentiated again."""
     x = as_tensor(x)
-    axes = reduce_axes(axis, x.shape, "prod")
-    out = np.prod(x.data, axis=axes, keepdims=keepdims)
+    axes = normalize_axes(axis, x.shape, "prod")
+    total = np.prod(x.data, axis=axes, keepdims=True)                 # the reduced axes kept, as 1s
+    out = total if keepdims else total.squeeze(axes)
     rest = tuple(a for a in range(x.ndim) if a not in axes)
     perm = rest + axes
     inverse = tuple(sorted(range(x.ndim), key=perm.__getitem__))
@@ -206,15 +186,16 @@ def prod(x, axis=None, keepdims: bool = False) -> Tensor:
         moved = x.transpose(perm).reshape(tuple(x.shape[a] for a in rest) + (n,))  # (..., n)
         others = xp.where(eye, 1, moved[..., None, :])                          # (..., n, n)
         po = xp.prod(others, -1).reshape(tuple(x.shape[a] for a in perm)).transpose(inverse)
-        return (po * _keep(g, axes, keepdims),)
+        return (po * g.reshape(total.shape),)
     return Tensor._from_op(out, (x,), vjp, "prod")
 
 
-def _centred_grad(x, g, axes, keepdims, n, ddof):
+def _centred_grad(x, g, axes, n, ddof):
     """∂L/∂x of var = Σ (x − x̄)² / (n − ddof): g · 2 (x − x̄) / (n − ddof) (the x̄ term drops
     out since Σ (x − x̄) = 0). NaN when n ≤ ddof, as the variance itself."""
     factor = 2 / (n - ddof) if n > ddof else math.nan
-    return (x - x.mean(axis=axes, keepdims=True)) * (_keep(g, axes, keepdims) * factor)
+    mean = x.mean(axis=axes, keepdims=True)                              # the reduced axes as 1s
+    return (x - mean) * (g.reshape(mean.shape) * factor)
 
 
 def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
@@ -226,7 +207,7 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     out = np.var(x.data, axis=axes, ddof=ddof, keepdims=keepdims)
     n = math.prod([x.shape[a] for a in axes])
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (
-        _centred_grad(x, g, axes, keepdims, n, ddof),), "var")
+        _centred_grad(x, g, axes, n, ddof),), "var")
 
 
 def std(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
@@ -240,7 +221,7 @@ def std(x, axis=None, ddof: int = 0, keepdims: bool = False) -> Tensor:
     def vjp(xp, g, out, x):
         zero = out == 0  # a constant mask; the safe divisor keeps 0/0 out of both orders
         half = xp.where(zero, 0, g / (2 * xp.where(zero, 1, out)))
-        return (_centred_grad(x, half, axes, keepdims, n, ddof),)
+        return (_centred_grad(x, half, axes, n, ddof),)
     return Tensor._from_op(out, (x,), vjp, "std")
 
 
@@ -272,10 +253,8 @@ def cumsum(x, axis=None) -> Tensor:
     out = np.cumsum(x.data, axis=axis)
     a = 0 if axis is None else axis
     flip = (slice(None),) * a + (slice(None, None, -1),)
-
-    def vjp(xp, g, out, x):
-        return (xp.cumsum(g[flip], a)[flip].reshape(x.shape),)
-    return Tensor._from_op(out, (x,), vjp, "cumsum")
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (
+        xp.cumsum(g[flip], a)[flip].reshape(x.shape),), "cumsum")
 
 
 # ---- products ---------------------------------------------------------------------------------
@@ -337,10 +316,7 @@ def einsum(subscripts: str, *operands) -> Tensor:
     the same kind of sum with the subscripts swapped: einsum('out,others->in_i', g, others),
     then broadcast over the letters only operand i has (it was summed over them alone).
     """
-    ops_ = [as_tensor(o) for o in operands]
-    if ops_:
-        ops_ = [as_tensor(o, next((t for t in ops_ if t.data.dtype.kind == "f"), None))
-                for o in ops_]
+    ops_ = as_tensors("einsum", operands)
     ins, outs = _einsum_parse(subscripts, len(ops_))
     try:
         out = np.einsum(f"{','.join(ins)}->{outs}", *[t.data for t in ops_])
@@ -384,6 +360,35 @@ def triu(x, k: int = 0) -> Tensor:
     return _triangle("triu", np.triu, x, k)
 
 
+def ravel(x) -> Tensor:
+    """The elements in one axis (``reshape(x, -1)``)."""
+    return as_tensor(x).reshape(-1)
+
+
+def squeeze(x, axis=None) -> Tensor:
+    """Remove axes of size 1 (all of them when ``axis`` is None), as NumPy."""
+    x = as_tensor(x)
+    axis = None if axis is None else normalize_axes(axis, x.shape, "squeeze")
+    try:
+        out = np.squeeze(x.data, axis)
+    except ValueError:
+        raise ValueError(f"squeeze: axis {axis} of shape {x.shape} does not have size 1") from None
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "squeeze")
+
+
+def split(x, indices_or_sections, axis: int = 0) -> list:
+    """Split into pieces along ``axis`` by NumPy's rules; each piece is a slice of x."""
+    x = as_tensor(x)
+    axis = normalize_axis(axis, x.shape, "split")
+    try:  # NumPy's split of the indices 0 … n−1 along the axis: where each piece begins and ends
+        pieces = np.split(np.arange(x.shape[axis]), indices_or_sections)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"split: axis {axis} of shape {x.shape} does not divide into "
+                         f"{indices_or_sections} equal sections") from None
+    before = (slice(None),) * axis
+    return [x[before + (slice(p[0], p[-1] + 1) if p.size else slice(0, 0),)] for p in pieces]
+
+
 def take_along_axis(x, indices, axis) -> Tensor:
     """``np.take_along_axis`` (PyTorch's ``gather``): out[..., i, ...] = x[..., indices[..., i,
     ...], ...] along ``axis`` (None: of the flattened x). A getitem with the index spelled out
@@ -394,7 +399,7 @@ def take_along_axis(x, indices, axis) -> Tensor:
     if idx.dtype.kind not in "iu":
         raise ValueError(f"take_along_axis: indices must be integers, got dtype {idx.dtype}")
     if axis is None:
-        x, axis = reshape(x, -1), 0
+        x, axis = x.reshape(-1), 0
     axis = normalize_axis(axis, x.shape, "take_along_axis")
     if idx.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices of shape {idx.shape} need as many axes as "
@@ -402,7 +407,7 @@ def take_along_axis(x, indices, axis) -> Tensor:
     index = tuple(idx if d == axis else
                   np.arange(n).reshape((-1,) + (1,) * (x.ndim - d - 1))
                   for d, n in enumerate(x.shape))
-    return getitem(x, index)
+    return x[index]
 
 
 def pad(x, pad_width, mode: str = "constant", constant_values=0) -> Tensor:
@@ -426,10 +431,10 @@ def repeat(x, repeats, axis=None) -> Tensor:
     getitem that picks element i ``repeats[i]`` times, so the VJP adds their gradients."""
     x = as_tensor(x)
     if axis is None or x.ndim == 0 and axis in (0, -1):  # a 0-d x repeats as a 1-d one (NumPy)
-        x, axis = reshape(x, -1), 0
+        x, axis = x.reshape(-1), 0
     axis = normalize_axis(axis, x.shape, "repeat")
     picks = np.repeat(np.arange(x.shape[axis]), repeats)
-    return getitem(x, (slice(None),) * axis + (picks,))
+    return x[(slice(None),) * axis + (picks,)]
 
 
 def tile(x, reps) -> Tensor:
@@ -437,9 +442,9 @@ def tile(x, reps) -> Tensor:
     as NumPy). A getitem of ``arange(n)`` tiled on every axis, so the VJP sums the copies."""
     x = as_tensor(x)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
-    x = reshape(x, (1,) * (len(reps) - x.ndim) + x.shape)
+    x = x.reshape((1,) * (len(reps) - x.ndim) + x.shape)
     reps = (1,) * (x.ndim - len(reps)) + reps
-    return getitem(x, np.ix_(*[np.tile(np.arange(n), r) for n, r in zip(x.shape, reps)]))
+    return x[np.ix_(*[np.tile(np.arange(n), r) for n, r in zip(x.shape, reps)])]
 
 
 # ---- activations (also functional.<name>) -------------------------------------------------------
@@ -470,7 +475,7 @@ def sparsemax(x, axis: int = -1) -> Tensor:
     p_i = max(x_i − τ, 0), τ = (Σ_{i∈S} x_i − 1) / |S|. S is constant near x, so autograd
     gives ∂p/∂x = diag(s) − s sᵀ / |S| (s: S's indicator)."""
     x = as_tensor(x)
-    axis = softmax_axis("sparsemax", x, axis)
+    axis = softmax_axis("sparsemax", x, axis)[0]
     if x.ndim == 0:                                                      # one element: p = 1
         return sparsemax(x.reshape(1)).reshape(())
     x = x - x.data.max(axis=axis, keepdims=True)          # sparsemax(x − c) = sparsemax(x), finite

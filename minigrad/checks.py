@@ -1,5 +1,5 @@
-"""What runs only when something is wrong: the ops' shape-mismatch wording, the VJPs' answers,
-NaN/inf under ``detect_anomaly``. NumPy alone is imported, so the engine imports it without a cycle.
+"""What runs only when something is wrong: the ops' shape-mismatch wording, the engine's refusals,
+NaN/inf under ``detect_anomaly``. It imports NumPy alone, so the engine imports it without a cycle.
 """
 from __future__ import annotations
 
@@ -24,10 +24,11 @@ def check_finite(array, op: str, where: str, node=None, inputs=()) -> None:
                            f"(shape {array.shape})", op, where, node, inputs)
 
 
-def mismatch(op: str, *roles, why: str = "do not fit") -> ValueError:
+def mismatch(op: str, *roles, why: str = "do not fit", expects=None) -> ValueError:
     """The one wording of shapes that do not go together: ``op: a of shape (2,) and b of shape
-    (3,) do not fit``; ``roles`` alternate a role and its shape."""
+    (3,) do not fit``; ``roles`` alternate a role and its shape; ``expects``: what would fit."""
     named = [f"{role} of shape {tuple(shape)}" for role, shape in zip(roles[::2], roles[1::2])]
+    why += "" if expects is None else f" (expects {expects})"
     return ValueError(f"{op}: {', '.join(named[:-1])} and {named[-1]} {why}")
 
 
@@ -46,11 +47,10 @@ def refuse_backward(t, seed) -> None:
 def refuse_changed(leaf, order) -> None:
     """A leaf changed in place after an op of ``order`` saved it for backward."""
     node, k = next((n, k) for n in order for k, p in enumerate(n._parents) if p is leaf)
-    raise RuntimeError(
-        f"backward: input {k} of op '{node._op}' (a tensor of shape {leaf.shape}) was "
-        f"changed in place after the op saved it for backward, so the gradients would "
-        f"be wrong. Change a tensor's data only after backward() has used it, or give "
-        f"it a new array (t.data = new_array) before recording the graph.")
+    raise RuntimeError(f"backward: input {k} of op '{node._op}' (a tensor of shape {leaf.shape}) "
+                       f"was changed in place after the op saved it for backward, so the gradients "
+                       f"would be wrong. Change a tensor's data only after backward() has used it, "
+                       f"or give it a new array (t.data = new_array) before recording the graph.")
 
 
 def refuse_arity(node, parent_grads) -> None:

@@ -1,11 +1,5 @@
-"""The project's files on disk, written atomically.
-
-``write_atomic(path, write)`` calls ``write(f)`` on a temporary file in the target's folder,
-flushes and fsyncs it, gives it the permissions a plain ``open(path, "w")`` would give
-(0o666 minus the user's umask, not the owner-only 0o600 of a temporary file), and renames it
-over ``path``. A crash mid-write never leaves a half-written file where a good one was; the
-temporary file (named with ``TMP_PREFIX``, this project's own) is removed when writing fails.
-"""
+"""Files written atomically: a crash mid-write never leaves a half-written file where a good one
+was."""
 from __future__ import annotations
 
 import os
@@ -15,25 +9,21 @@ from typing import IO, Callable
 TMP_PREFIX = ".minigrad-tmp-"  # this project's own: nothing else names a file so
 
 
-def _umask() -> int:
+def write_atomic(path, write: Callable[[IO], None], binary: bool = False) -> str:
+    """Call ``write(f)`` on a temporary file (named with ``TMP_PREFIX``) in ``path``'s folder, fsync
+    it, give it the permissions of a plain ``open(path, "w")`` (0o666 minus the umask, not a
+    temporary file's 0o600) and rename it over ``path`` (returned); removed if writing fails."""
+    path = os.fspath(path)
     umask = os.umask(0)  # the only way to read the umask is to set it, then restore it
     os.umask(umask)
-    return umask
-
-
-def write_atomic(path, write: Callable[[IO], None], binary: bool = False) -> str:
-    """Write a file through ``write(f)`` atomically (temp file, fsync, rename); returns the path."""
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(path)[1] or ".tmp"
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=suffix, dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=os.path.splitext(path)[1] or ".tmp",
+                               dir=os.path.dirname(os.path.abspath(path)))
     try:
-        with os.fdopen(fd, "wb" if binary else "w",
-                       **({} if binary else {"encoding": "utf-8"})) as f:
+        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

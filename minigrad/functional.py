@@ -13,8 +13,7 @@ from minigrad.catalogue import (binary_cross_entropy,  # noqa: F401
 from minigrad.checks import mismatch
 from minigrad.engine import Tensor
 from minigrad.init import check_rng
-from minigrad.ops import (as_tensor, boolean_mask, class_targets, log_softmax_array,
-                          softmax_axis)
+from minigrad.ops import as_tensor, class_targets, log_softmax_array, softmax_axis
 
 
 # ---- layers' functions -----------------------------------------------------------------------
@@ -30,7 +29,7 @@ def _check_linear(x, weight, bias) -> tuple:
     bias = None if bias is None else as_tensor(bias, weight)
     if bias is not None and bias.data.shape != weight.data.shape[:1]:
         raise mismatch("linear", "bias", bias.shape, "weight", weight.shape,
-                       why=f"do not fit (expects {weight.shape[:1]})")
+                       expects=weight.shape[:1])
     return linear_input("linear", x, weight), weight, bias
 
 
@@ -39,7 +38,7 @@ def linear_input(who: str, x, weight: Tensor) -> Tensor:
     x = as_tensor(x, weight)
     if x.shape[-1:] != weight.shape[1:]:
         raise mismatch(who, "input", x.shape, "weight", weight.shape,
-                       why=f"do not fit (expects last dim {weight.shape[1]})")
+                       expects=f"last dim {weight.shape[1]}")
     return x
 
 
@@ -117,41 +116,26 @@ def dropout(input, p: float = 0.5, training: bool = True, *,
     _check_dropout(p, training, rng)
     if not training or p == 0:
         return x
-    keep = rng.random(x.shape) >= p
-    mask = keep * np.asarray(0.0 if p == 1 else 1.0 / (1.0 - p), dtype=x.dtype)  # 0 or 1/(1−p)
+    mask = (rng.random(x.shape) >= p) * np.asarray(1 / (1 - p) if p < 1 else 0, x.dtype)  # 1/(1−p)
     return Tensor._from_op(x.data * mask, (x,), lambda xp, g, out, x: (g * mask,), "dropout")
 
 
 # ---- softmax and cross-entropy -----------------------------------------------------------------
 
-def _check_axis_mask(op, x, axis, mask=None) -> tuple:
-    """The softmax axis (``softmax_axis``) and the boolean mask (True = keep) or None,
-    broadcasting to x."""
-    axis = softmax_axis(op, x, axis)
-    if mask is None:
-        return axis, None
-    mask = boolean_mask(op, "mask (True = keep)", mask)
-    if mask.ndim > x.ndim or any(m not in (1, n) for m, n in zip(mask.shape[::-1], x.shape[::-1])):
-        raise mismatch(op, "mask", mask.shape, "input", x.shape, why="do not broadcast")
-    return axis, mask
-
-
 def softmax_array(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
-    """exp(log softmax(x)) on arrays: exactly 0 where ``mask`` is False, a row with nothing kept
-    all 0."""
+    """exp(log softmax(x)) on arrays: exactly 0 where ``mask`` is False (a row of them: all 0)."""
     return np.exp(log_softmax_array(x, axis, mask)[0])
 
 
 def softmax_vjp(y: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
-    """dL/dx = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x): (diag(y) − y yᵀ) g, no matrix built
-    (masked entries, y_j = 0, get 0)."""
+    """dL/dx = (diag(y) − y yᵀ) g = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x), no matrix built."""
     return y * (g - (g * y).sum(axis=axis, keepdims=True))
 
 
 def softmax(x, axis: int = -1, mask=None) -> Tensor:
     """softmax(x)_i = e^(x_i) / Σ_j e^(x_j), stable; ``mask`` (True = keep) gives the others 0."""
     x = as_tensor(x)
-    axis, mask = _check_axis_mask("softmax", x, axis, mask)
+    axis, mask = softmax_axis("softmax", x, axis, mask)
     return softmax_op(x, axis, mask)
 
 
@@ -165,7 +149,7 @@ def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
     """log softmax(x)_i = x_i − log Σ_j e^(x_j). VJP: g − softmax(x) Σ_j g_j. Masked entries are 0
     (not −∞, so nothing downstream turns NaN), without gradient."""
     x = as_tensor(x)
-    axis, mask = _check_axis_mask("log_softmax", x, axis, mask)
+    axis, mask = softmax_axis("log_softmax", x, axis, mask)
     logp = log_softmax_array(x.data, axis, mask)[0]
     out = logp if mask is None else np.where(mask, logp, 0)
     def vjp(xp, g, out, x):

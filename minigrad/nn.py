@@ -34,34 +34,27 @@ class Module:
         raise TypeError(f"{type(self).__name__} does not define forward()")
 
     def _walk(self, prefix: str = "", seen=None):
-        """``(dotted name, value)`` of each attribute, here and in the submodules (each visited
-        once)."""
-        seen = set() if seen is None else seen
-        seen.add(id(self))
+        """``(dotted name, Parameter or Module)`` here and in the submodules, each once."""
+        seen = {id(self)} if seen is None else seen
         for name, value in _attributes(self):
-            yield prefix + name, value
-            if isinstance(value, Module) and id(value) not in seen:
-                yield from value._walk(f"{prefix}{name}.", seen)
+            if isinstance(value, (Parameter, Module)) and id(value) not in seen:
+                seen.add(id(value))
+                yield prefix + name, value
+                if isinstance(value, Module):
+                    yield from value._walk(f"{prefix}{name}.", seen)
 
     def named_parameters(self, prefix: str = "") -> list:
-        """``(dotted name, Parameter)`` for this module and all submodules, once each."""
-        found = {}
-        for name, p in self._walk(prefix):
-            if isinstance(p, Parameter):
-                found.setdefault(id(p), (name, p))
-        return list(found.values())
+        return [(name, p) for name, p in self._walk(prefix) if isinstance(p, Parameter)]
 
     def parameters(self) -> list:
         return [p for _, p in self.named_parameters()]
 
     def modules(self) -> list:
-        """This module and every submodule, depth first, once each."""
-        found = {id(m): m for m in [self] + [v for _, v in self._walk()] if isinstance(m, Module)}
-        return list(found.values())
+        """This module and every submodule, depth first."""
+        return [self] + [m for _, m in self._walk() if isinstance(m, Module)]
 
     def __repr__(self) -> str:
-        """PyTorch's tree: settings, then each submodule indented; a leaf shows its parameters'
-        shapes."""
+        """PyTorch's tree: settings, then submodules indented; a leaf: its parameters' shapes."""
         children = [(n, v) for n, v in _attributes(self) if isinstance(v, Module)]
         settings = [f"{n}={v!r}" for n, v in vars(self).items()
                     if isinstance(v, (bool, int, float, str)) and not n.startswith("_")]
@@ -95,10 +88,9 @@ class Module:
         params = dict(self.named_parameters())
         problems = {"missing": sorted(set(params) - set(state)),
                     "unexpected": sorted(set(state) - set(params)),
-                    "wrong shape": [f"{k}: checkpoint {np.shape(state[k])} vs model "
-                                    f"{params[k].shape}"
-                                    for k in params
-                                    if k in state and np.shape(state[k]) != params[k].shape]}
+                    "wrong shape": [f"{k}: checkpoint {np.shape(state[k])} vs model {p.shape}"
+                                    for k, p in params.items()
+                                    if k in state and np.shape(state[k]) != p.shape]}
         if any(problems.values()):
             raise ValueError(f"load_state_dict into {type(self).__name__}: " + " | ".join(
                 f"{kind}: {', '.join(names)}" for kind, names in problems.items() if names))
@@ -158,8 +150,7 @@ class Embedding(Module):
 
 
 class LayerNorm(Module):
-    """``nn_ops.layer_norm`` over the last axis; ``weight`` γ starts at ones, ``bias`` β at
-    zeros."""
+    """``nn_ops.layer_norm`` over the last axis; ``weight`` γ starts at ones, ``bias`` β at 0."""
 
     def __init__(self, normalized_shape: int, eps: float = 1e-5, dtype=np.float64):
         check_sizes("LayerNorm", normalized_shape=normalized_shape)

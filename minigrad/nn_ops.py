@@ -7,11 +7,10 @@ import math
 
 import numpy as np
 
-import minigrad.ops as ops
 from minigrad.catalogue import erf
 from minigrad.checks import mismatch
-from minigrad.ops import as_tensor
 from minigrad.engine import Tensor
+from minigrad.ops import as_tensor, tanh
 
 
 def layer_norm(x, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
@@ -40,7 +39,7 @@ def gelu(x, approximate: str = "tanh") -> Tensor:
     u = √(2/π) (x + 0.044715 x³)."""
     x = as_tensor(x)
     if approximate == "tanh":
-        return 0.5 * x * (1 + ops.tanh(GELU_C * (x + GELU_A * x ** 3)))
+        return 0.5 * x * (1 + tanh(GELU_C * (x + GELU_A * x ** 3)))
     if approximate == "none":
         return x * (0.5 * (1 + erf(x * (1 / math.sqrt(2)))))
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -52,7 +51,6 @@ def check_layer_norm(x: Tensor, weight, bias, eps: float) -> None:
         raise ValueError(f"layer_norm: input {x.shape} needs a last axis D of length >= 1")
     for role, p in (("weight", weight), ("bias", bias)):
         if p is not None and p.shape != x.shape[-1:]:
-            raise mismatch("layer_norm", role, p.shape, "input", x.shape,
-                           why=f"do not fit (expects {x.shape[-1:]})")
+            raise mismatch("layer_norm", role, p.shape, "input", x.shape, expects=x.shape[-1:])
     if not eps > 0:  # written so that NaN fails too
         raise ValueError(f"layer_norm: eps must be > 0, got {eps}")

@@ -1,10 +1,9 @@
 """Primitive ops: arithmetic, elementwise functions, reductions (with the one stable log-softmax
-on arrays) and matmul. The ops no model uses are in ``catalogue.py``. Each computes ``out`` with
-NumPy and defines its ``vjp(xp, g, out, *inputs)`` (``engine.py``).
-
-First, arguments into tensors and axes, in one place. The dtype policy: beside a float Tensor, a
-plain number or array, or an int/bool Tensor, takes the float Tensor's dtype (so float32 stays
-float32); two float Tensors promote as NumPy does.
+on arrays) and matmul; the ops no model uses are in ``catalogue.py``. Each computes ``out`` with
+NumPy and defines its ``vjp(xp, g, out, *inputs)`` (``engine.py``). First, arguments into tensors
+and axes, in one place, with the dtype policy: beside a float Tensor, a plain number or array, or
+an int/bool Tensor, takes the float Tensor's dtype (float32 stays float32); two float Tensors
+promote as NumPy does.
 """
 from __future__ import annotations
 
@@ -47,13 +46,16 @@ def as_tensors(op: str, items) -> list:
     return [as_tensor(x, like) for x in items]
 
 
-def boolean_mask(op: str, role: str, mask) -> np.ndarray:
-    """``mask`` as a boolean array; anything else is refused (0/1 floats could mean either
-    polarity)."""
+def boolean_mask(op: str, role: str, mask, shape: tuple | None = None) -> np.ndarray:
+    """``mask`` as a boolean array, broadcast to ``shape`` if given; 0/1 floats are refused (they
+    could mean either polarity)."""
     mask = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
     if mask.dtype != bool:
         raise ValueError(f"{op}: {role} must be boolean, got dtype {mask.dtype}")
-    return mask
+    try:
+        return mask if shape is None or mask.shape == shape else np.broadcast_to(mask, shape)
+    except ValueError:
+        raise mismatch(op, role, mask.shape, "input", shape, why="do not broadcast") from None
 
 
 def normalize_axis(axis, shape: tuple, op: str, ndim: int | None = None) -> int:
@@ -69,29 +71,26 @@ def normalize_axis(axis, shape: tuple, op: str, ndim: int | None = None) -> int:
 
 
 def normalize_axes(axis, shape: tuple, op: str, ndim: int | None = None) -> tuple:
-    """``axis`` (None: every axis; an int; a sequence of ints) as sorted distinct axes."""
-    if axis is None:
-        return tuple(range(len(shape) if ndim is None else ndim))
+    """``axis`` (None: every axis; an int; a sequence of ints) as sorted distinct axes; as in
+    NumPy's reductions, a 0-d input takes axis 0 or −1 (as None)."""
+    n = len(shape) if ndim is None else ndim
+    if axis is None or n == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
+        return tuple(range(n))
     axes = sorted(normalize_axis(a, shape, op, ndim) for a in (axis if np.ndim(axis) else (axis,)))
     if len(set(axes)) != len(axes):
         raise ValueError(f"{op}: axis {axis} names the same dimension twice")
     return tuple(axes)
 
 
-def reduce_axes(axis, shape: tuple, op: str) -> tuple:
-    """A reduction's axes (``normalize_axes``); as NumPy's sum, a 0-d input takes axis 0 or −1."""
-    if axis is None or shape == () and isinstance(axis, (int, np.integer)) and axis in (0, -1):
-        return tuple(range(len(shape)))
-    return normalize_axes(axis, shape, op)
-
-
-def softmax_axis(op: str, x: Tensor, axis) -> int:
-    """A softmax's axis, over at least one element; a 0-d x takes 0 or −1, as PyTorch's dim."""
+def softmax_axis(op: str, x: Tensor, axis, mask=None) -> tuple:
+    """A softmax's axis, over at least one element (a 0-d x takes 0 or −1, as PyTorch's dim), and
+    its mask (True = keep) broadcast to x, or None."""
     if x.ndim == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
-        return -1
-    axis = normalize_axis(axis, x.shape, op)
-    check_not_empty(op, x.shape, (axis,))
-    return axis
+        axis = -1
+    else:
+        axis = normalize_axis(axis, x.shape, op)
+        check_not_empty(op, x.shape, (axis,))
+    return axis, (None if mask is None else boolean_mask(op, "mask (True = keep)", mask, x.shape))
 
 
 def check_not_empty(op: str, shape: tuple, axes: tuple) -> None:
@@ -102,24 +101,17 @@ def check_not_empty(op: str, shape: tuple, axes: tuple) -> None:
 
 
 def class_targets(op, scores, targets, ignore_index):
-    """Integer targets (...) for scores (..., C), checked, the ignored ones read as class 0; and
-    the mask of the kept ones."""
+    """Checked integer targets (...) for scores (..., C), ignored ones as 0, and the kept mask."""
     t = np.asarray(targets.data if isinstance(targets, Tensor) else targets)
-    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
-    if t.dtype.kind not in "iu" or scores.ndim < 1 or t.shape != scores.shape[:-1] or \
-            ((t < 0) | (t >= scores.shape[-1]))[keep].any():
-        _refuse_targets(op, scores, t, keep)
-    return np.where(keep, t, 0), keep
-
-
-def _refuse_targets(op, scores, t, keep):
     if t.dtype.kind not in "iu":
         raise ValueError(f"{op}: targets must be integers, got dtype {t.dtype}")
     if scores.ndim < 1 or t.shape != scores.shape[:-1]:
-        raise mismatch(op, "targets", t.shape, "input", scores.shape,
-                       why=f"do not fit (expects {scores.shape[:-1]})")
+        raise mismatch(op, "targets", t.shape, "input", scores.shape, expects=scores.shape[:-1])
+    keep = np.ones(t.shape, bool) if ignore_index is None else t != ignore_index
     bad = t[keep & ((t < 0) | (t >= scores.shape[-1]))]
-    raise ValueError(f"{op}: target {bad[0]} is out of range for {scores.shape[-1]} classes")
+    if bad.size:
+        raise ValueError(f"{op}: target {bad[0]} is out of range for {scores.shape[-1]} classes")
+    return np.where(keep, t, 0), keep
 
 
 def _bool_error(op, *tensors):
@@ -173,8 +165,7 @@ def neg(x) -> Tensor:
 
 
 def _scalar_exponent(x, exponent):
-    """``pow``'s exponent as a Python number, refused for a bool x and an integer x to a negative
-    int."""
+    """``pow``'s exponent as a Python number; refused: a bool x, an integer x to a negative int."""
     if x.data.dtype.kind == "b":
         raise _bool_error("pow", x)
     refuse_complex(exponent)
@@ -190,12 +181,9 @@ def pow(x, exponent) -> Tensor:
     if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
         return power(x, exponent)
     x = as_tensor(x)
-    p = _scalar_exponent(x, exponent)
-    def vjp(xp, g, out, x):
-        if p == 0:  # x^0 = 1 is constant; p x^(p-1) would be 0 · ∞ = NaN at x = 0
-            return (xp.zeros_like(g),)
-        return (g * (p * x ** (p - 1)),)
-    return Tensor._from_op(x.data ** p, (x,), vjp, "pow")
+    p = _scalar_exponent(x, exponent)  # p = 0: x^0 = 1 is constant, not p x^(p-1) = 0 · ∞ at 0
+    return Tensor._from_op(x.data ** p, (x,), lambda xp, g, out, x: (
+        g * (p * x ** (p - 1)) if p != 0 else xp.zeros_like(g),), "pow")
 
 
 def power(x, y) -> Tensor:
@@ -216,9 +204,8 @@ def astype(x, dtype) -> Tensor:
     """x as ``dtype``: between floats d/dx = 1; an integer or bool result is a constant."""
     x = as_tensor(x)
     out = x.data.astype(dtype)
-    if out.dtype.kind != "f":
-        return Tensor._from_op(out, (), None, "astype")
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g,), "astype")
+    parents = (x,) if out.dtype.kind == "f" else ()  # an integer or bool result: no gradient
+    return Tensor._from_op(out, parents, lambda xp, g, out, x: (g,), "astype")
 
 
 # ---- elementwise functions -------------------------------------------------------------
@@ -226,22 +213,19 @@ def astype(x, dtype) -> Tensor:
 def exp(x) -> Tensor:
     """e^x. d/dx = e^x, so the VJP reuses the output."""
     x = as_tensor(x)
-    out = np.exp(x.data)
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * out,), "exp")
+    return Tensor._from_op(np.exp(x.data), (x,), lambda xp, g, out, x: (g * out,), "exp")
 
 
 def log(x) -> Tensor:
     """Natural log. d/dx = 1/x."""
     x = as_tensor(x)
-    out = np.log(x.data)
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g / x,), "log")
+    return Tensor._from_op(np.log(x.data), (x,), lambda xp, g, out, x: (g / x,), "log")
 
 
 def sqrt(x) -> Tensor:
     """√x. d/dx = 1 / (2√x)."""
     x = as_tensor(x)
-    out = np.sqrt(x.data)
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g * 0.5 / out,), "sqrt")
+    return Tensor._from_op(np.sqrt(x.data), (x,), lambda xp, g, out, x: (g * 0.5 / out,), "sqrt")
 
 
 def tanh(x) -> Tensor:
@@ -276,7 +260,7 @@ def relu(x) -> Tensor:
 def sum(x, axis=None, keepdims: bool = False) -> Tensor:
     """Σ over ``axis``. Each input element gets the gradient of its sum."""
     x = as_tensor(x)
-    axes = reduce_axes(axis, x.shape, "sum")
+    axes = tuple(range(x.ndim)) if axis is None else normalize_axes(axis, x.shape, "sum")
     total = x.data.sum(axis=axes, keepdims=True)                       # the summed axes kept, as 1s
     out = total if keepdims else total.squeeze(axes)
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (
@@ -289,11 +273,10 @@ def mean(x, axis=None, keepdims: bool = False) -> Tensor:
     axes = normalize_axes(axis, x.shape, "mean")
     check_not_empty("mean", x.shape, axes)
     n = math.prod([x.shape[a] for a in axes])
-    kept = tuple(1 if i in axes else s for i, s in enumerate(x.shape))  # keepdims=True's shape
-    out = x.data.sum(axis=axes, keepdims=keepdims) / n
-    def vjp(xp, g, out, x):
-        return (xp.broadcast_to(g.reshape(kept) / n, x.shape),)
-    return Tensor._from_op(out, (x,), vjp, "mean")
+    total = x.data.sum(axis=axes, keepdims=True)                       # the summed axes kept, as 1s
+    out = (total if keepdims else total.squeeze(axes)) / n
+    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (
+        xp.broadcast_to(g.reshape(total.shape) / n, x.shape),), "mean")     # g / n, spread back
 
 
 def log_softmax_array(x: np.ndarray, axis=-1, mask=None) -> tuple:
@@ -336,9 +319,8 @@ def matmul(a, b) -> Tensor:
     try:
         out = a.data @ b.data
     except ValueError:
-        raise mismatch("matmul", "a", a.shape, "b", b.shape,
-                       why=f"do not fit: a's last dim must be b's "
-                       f"{'second-to-last' if b.ndim > 1 else 'only'} dim, batch dims must "
-                       f"broadcast, and both need at least 1 dimension (use * for "
-                       f"scalars)") from None
+        dim = "second-to-last" if b.ndim > 1 else "only"
+        raise mismatch("matmul", "a", a.shape, "b", b.shape, why=f"do not fit: a's last dim must "
+                       f"be b's {dim} dim, batch dims must broadcast, and both need at least 1 "
+                       f"dimension (use * for scalars)") from None
     return Tensor._from_op(out, (a, b), _matmul_vjp(a.requires_grad, b.requires_grad), "matmul")

@@ -11,29 +11,29 @@ import numpy as np
 from minigrad.engine import Tensor
 
 
-def _number(who: str, name: str, value, low: float, high: float = math.inf,
-            low_open: bool = False, high_open: bool = False):
-    """``value`` if a real number in the interval (a NaN or negative lr would poison every
-    update)."""
+def _number(who: str, name: str, value, interval: str):
+    """``value`` if a real number in ``interval``, written as the error shows it: "[0, 1)" (a NaN
+    or negative lr would poison every update)."""
+    low, high = map(float, interval[1:-1].split(", "))
     real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     v = float(value) if real else math.nan
-    if not ((v > low if low_open else v >= low) and (v < high if high_open else v <= high)):
-        raise ValueError(f"{who}: {name} must be a number in {'(' if low_open else '['}{low:g}, "
-                         f"{high:g}{')' if high_open else ']'}, got {value!r}")
+    if not ((v > low if interval[0] == "(" else v >= low) and
+            (v < high if interval[-1] == ")" else v <= high)):
+        raise ValueError(f"{who}: {name} must be a number in {interval}, got {value!r}")
     return value
 
 
 class Optimizer:
     def __init__(self, params, lr: float):
-        self.params = list(params)
+        who, self.params = type(self).__name__, list(params)
         if not self.params:
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+            raise ValueError(f"{who}: got an empty parameter list")
         first = {}  # id -> first index: a parameter listed twice would be stepped twice
         for i, p in enumerate(self.params):
             if first.setdefault(id(p), i) != i:
-                raise ValueError(f"{type(self).__name__}: parameter {i} (shape {p.shape}) is "
-                                 f"parameter {first[id(p)]} again; list each parameter once")
-        self.lr = _number(type(self).__name__, "lr", lr, 0.0, high_open=True)
+                raise ValueError(f"{who}: parameter {i} (shape {p.shape}) is parameter "
+                                 f"{first[id(p)]} again; list each parameter once")
+        self.lr = _number(who, "lr", lr, "[0, inf)")
 
     def zero_grad(self) -> None:
         for p in self.params:
@@ -53,8 +53,8 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
         super().__init__(params, lr)
-        self.momentum = _number("SGD", "momentum", momentum, 0.0, 1.0)
-        self.weight_decay = _number("SGD", "weight_decay", weight_decay, 0.0, high_open=True)
+        self.momentum = _number("SGD", "momentum", momentum, "[0, 1]")
+        self.weight_decay = _number("SGD", "weight_decay", weight_decay, "[0, inf)")
         self.velocity = [None] * len(self.params)
 
     def step(self) -> None:
@@ -94,10 +94,10 @@ class Adam(Optimizer):
         super().__init__(params, lr)
         if not isinstance(betas, (tuple, list)) or len(betas) != 2:
             raise ValueError(f"Adam: betas must be a pair (beta1, beta2), got {betas!r}")
-        self.betas = tuple(_number("Adam", f"beta{i + 1}", b, 0.0, 1.0, high_open=True)
-                           for i, b in enumerate(betas))
-        self.eps = _number("Adam", "eps", eps, 0.0, low_open=True, high_open=True)
-        self.weight_decay = _number("Adam", "weight_decay", weight_decay, 0.0, high_open=True)
+        self.betas = (_number("Adam", "beta1", betas[0], "[0, 1)"),
+                      _number("Adam", "beta2", betas[1], "[0, 1)"))
+        self.eps = _number("Adam", "eps", eps, "(0, inf)")
+        self.weight_decay = _number("Adam", "weight_decay", weight_decay, "[0, inf)")
         self.t = 0
         self.m = [np.zeros_like(p.data) for p in self.params]
         self.v = [np.zeros_like(p.data) for p in self.params]
@@ -148,8 +148,8 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0):
     """Scale all gradients by min(1, max_norm / ‖g‖), ‖g‖ the ``norm_type``-norm of all of them
     together, and return ‖g‖ (a 0-d Tensor), as ``torch.nn.utils.clip_grad_norm_``. A non-finite
     ‖g‖ raises and changes nothing (PyTorch's ``error_if_nonfinite=True``)."""
-    _number("clip_grad_norm_", "max_norm", max_norm, 0.0, low_open=True)
-    p_norm = _number("clip_grad_norm_", "norm_type", norm_type, 0.0, low_open=True)
+    _number("clip_grad_norm_", "max_norm", max_norm, "(0, inf]")
+    p_norm = _number("clip_grad_norm_", "norm_type", norm_type, "(0, inf]")
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     params = [p for p in params if p.grad is not None]
     grads = [np.abs(np.ravel(p.grad)) for p in params]

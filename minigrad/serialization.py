@@ -16,13 +16,11 @@ def save(state: dict, path) -> None:
     if not isinstance(state, Mapping):
         raise TypeError(f"save: state must be a dict {{name: array}}, got {type(state).__name__} "
                         f"(for a model, save model.state_dict())")
-    arrays = {}
-    for name, value in state.items():
-        array = np.asarray(getattr(value, "data", value))
+    arrays = {name: np.asarray(getattr(value, "data", value)) for name, value in state.items()}
+    for name, array in arrays.items():
         if array.dtype.kind == "O":
             raise TypeError(f"save: entry {name!r} is not numeric (dtype object): numbers only, "
                             f"never pickles")
-        arrays[name] = array
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -36,10 +34,7 @@ def load(path) -> dict:
     if not os.path.exists(path):
         raise FileNotFoundError(f"load: no such file: {path}")
     try:
-        with open(path, "rb") as f:
-            if f.read(2) != b"PK":  # a zip archive's signature
-                raise ValueError("not a zip file")
-        with np.load(path, allow_pickle=False) as archive:
+        with open(path, "rb") as f, np.lib.npyio.NpzFile(f) as archive:  # .npy files in a zip
             return {name: archive[name] for name in archive.files}
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
         raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save "

@@ -7,10 +7,10 @@ import itertools
 
 import numpy as np
 
+from minigrad.catalogue import ravel, split, squeeze  # noqa: F401  (no model uses them)
 from minigrad.checks import mismatch
 from minigrad.engine import Tensor
-from minigrad.ops import (as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis,
-                          pair, reduce_axes)
+from minigrad.ops import as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis, pair
 
 
 def _data(i):
@@ -28,16 +28,10 @@ def reshape(x, shape) -> Tensor:
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "reshape")
 
 
-def ravel(x) -> Tensor:
-    """The elements in one axis (``reshape(x, -1)``)."""
-    return reshape(x, -1)
-
-
 def transpose(x, axes=None) -> Tensor:
     """Permute axes (reversed when ``axes`` is None); the VJP applies the inverse permutation."""
     x = as_tensor(x)
-    if axes is None:
-        axes = tuple(range(x.ndim))[::-1]
+    axes = range(x.ndim)[::-1] if axes is None else axes
     axes = tuple(normalize_axis(a, x.shape, "transpose") for a in axes)
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"transpose: axes {axes} are not a permutation of the axes of shape "
@@ -62,17 +56,6 @@ def expand_dims(x, axis) -> Tensor:
                           x.ndim + (1 if np.ndim(axis) == 0 else len(axis)))
     return Tensor._from_op(np.expand_dims(x.data, axis), (x,),
                            lambda xp, g, out, x: (g.reshape(x.shape),), "expand_dims")
-
-
-def squeeze(x, axis=None) -> Tensor:
-    """Remove axes of size 1 (all of them when ``axis`` is None), as NumPy."""
-    x = as_tensor(x)
-    axis = None if axis is None else reduce_axes(axis, x.shape, "squeeze")
-    try:
-        out = np.squeeze(x.data, axis)
-    except ValueError:
-        raise ValueError(f"squeeze: axis {axis} of shape {x.shape} does not have size 1") from None
-    return Tensor._from_op(out, (x,), lambda xp, g, out, x: (g.reshape(x.shape),), "squeeze")
 
 
 def broadcast_to(x, shape) -> Tensor:
@@ -116,26 +99,6 @@ def stack(tensors, axis: int = 0) -> Tensor:
                            "stack")
 
 
-def _split_bounds(shape, axis, k) -> list:
-    """Where ``split``'s pieces begin and end: at indices (clipped), or k equal sections."""
-    n = shape[axis]
-    if np.ndim(k) != 0:
-        return [0] + [min(int(i), n) for i in k] + [n]
-    if int(k) <= 0 or n % int(k):
-        raise ValueError(f"split: axis {axis} of shape {shape} does not divide into {k} equal "
-                         f"sections")
-    return [i * (n // int(k)) for i in range(int(k) + 1)]  # n = 0: k empty pieces, as NumPy
-
-
-def split(x, indices_or_sections, axis: int = 0) -> list:
-    """Split into pieces along ``axis`` by NumPy's rules; each piece is a ``getitem`` of x."""
-    x = as_tensor(x)
-    axis = normalize_axis(axis, x.shape, "split")
-    bounds = _split_bounds(x.shape, axis, indices_or_sections)
-    before = (slice(None),) * axis
-    return [getitem(x, before + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
-
-
 def getitem(x, index) -> Tensor:
     """``x[index]``. The VJP scatters g into zeros like x (an element picked twice gets both)."""
     x = as_tensor(x)
@@ -149,8 +112,7 @@ def getitem(x, index) -> Tensor:
 
 
 def scatter(values, index, shape) -> Tensor:
-    """Zeros of ``shape`` with ``values`` added at ``index``: getitem's VJP, and its VJP is
-    getitem."""
+    """Zeros of ``shape`` with ``values`` added at ``index``: getitem's VJP; its VJP is getitem."""
     values = as_tensor(values)
     try:
         out = scatter_array(values.data, index, tuple(shape))
@@ -182,19 +144,13 @@ def where(condition, a, b) -> Tensor:
     except ValueError:
         raise mismatch("where", "condition", cond.shape, "a", a.shape, "b", b.shape,
                        why="could not be broadcast together") from None
-    return Tensor._from_op(out, (a, b),
-                           lambda xp, g, out, a, b: (xp.where(cond, g, 0), xp.where(cond, 0, g)),
-                           "where")
+    return Tensor._from_op(out, (a, b), lambda xp, g, out, a, b: (
+        xp.where(cond, g, 0), xp.where(cond, 0, g)), "where")
 
 
 def masked_fill(x, mask, value: float) -> Tensor:
     """``value`` where ``mask`` is True (PyTorch's polarity), ``x`` elsewhere (and its gradient)."""
     x = as_tensor(x)
-    mask = boolean_mask("masked_fill", "mask", mask)
-    try:
-        mask = np.broadcast_to(mask, x.shape)
-    except ValueError:
-        raise mismatch("masked_fill", "mask", mask.shape, "tensor", x.shape,
-                       why="do not broadcast") from None
+    mask = boolean_mask("masked_fill", "mask", mask, x.shape)
     out = np.where(mask, np.asarray(value, dtype=x.dtype), x.data)
     return Tensor._from_op(out, (x,), lambda xp, g, out, x: (xp.where(mask, 0, g),), "masked_fill")

@@ -1,74 +1,45 @@
 """``Tensor``'s array-like face: operators, NumPy's methods, conversions, printing, each one op
 of ``ops.py``, ``shape_ops.py`` or ``catalogue.py``, attached here so the engine imports no op;
-and ``backward``, with the namespace ``xp`` its VJPs compute with.
+and ``backward``, with the two namespaces ``xp`` its VJPs compute with.
 
-A VJP is written once, with operators, the methods ndarray and Tensor share (indexing too), and
-``xp``'s functions; it runs on arrays (``ARRAYS``) or, recorded so that it can be differentiated
-again, on Tensors (``TENSORS``, ``create_graph=True``). ``xp.saved(array, recompute)`` is a value
-the forward saved, or under ``create_graph`` recomputed. The dtype policy is ``ops.as_tensor``'s;
-only real floating tensors can require grad.
+A VJP uses operators, the methods ndarray and Tensor share (indexing too), and ``xp``'s
+functions, so that one formula runs on arrays or on Tensors. ``xp.saved(array, recompute)`` is a
+value the forward saved, or under ``create_graph`` recomputed. The dtype policy is
+``ops.as_tensor``'s; only real floating tensors can require grad.
 """
 from __future__ import annotations
 
 import operator
 import warnings
+from types import SimpleNamespace
 
 import numpy as np
 
 from minigrad import catalogue, checks, numpy_functions, ops, shape_ops
 from minigrad.engine import FREED, Tensor, run_backward
-from minigrad.shape_ops import scatter_array
 
 
-def _nan_to_zero_array(p):
-    p = np.asarray(p)  # an array even when 0-d
-    p[np.isnan(p)] = 0
-    return p
-
-
-class Arrays:
-    """``xp`` on the first-order path: NumPy on ndarrays."""
-
-    broadcast_to = staticmethod(np.broadcast_to)
-    where = staticmethod(np.where)
-    zeros_like = staticmethod(np.zeros_like)
-    exp = staticmethod(np.exp)
-    sin = staticmethod(np.sin)
-    cos = staticmethod(np.cos)
-    sigmoid = staticmethod(ops.sigmoid_array)
-    log = staticmethod(np.log)
-    maximum = staticmethod(np.maximum)
-    power = staticmethod(np.power)
-    prod = staticmethod(np.prod)
-    cumsum = staticmethod(np.cumsum)
-    einsum = staticmethod(np.einsum)
-    scatter = staticmethod(scatter_array)
-    nan_to_zero = staticmethod(_nan_to_zero_array)
-    saved = staticmethod(lambda array, recompute: array)
-
-
-class Tensors:
-    """``xp`` under ``create_graph=True``: minigrad's ops on Tensors, so the backward records."""
-
-    broadcast_to = staticmethod(shape_ops.broadcast_to)
-    where = staticmethod(shape_ops.where)
-    zeros_like = staticmethod(lambda x: Tensor(np.zeros_like(x.data)))
-    exp = staticmethod(ops.exp)
-    sin = staticmethod(catalogue.sin)
-    cos = staticmethod(catalogue.cos)
-    sigmoid = staticmethod(ops.sigmoid)
-    log = staticmethod(ops.log)
-    maximum = staticmethod(catalogue.maximum)
-    power = staticmethod(ops.power)
-    prod = staticmethod(catalogue.prod)
-    cumsum = staticmethod(catalogue.cumsum)
-    einsum = staticmethod(catalogue.einsum)
-    scatter = staticmethod(shape_ops.scatter)
-    nan_to_zero = staticmethod(lambda p: shape_ops.masked_fill(p, np.isnan(p.data), 0.0))
-    saved = staticmethod(lambda array, recompute: recompute())
-
-
-ARRAYS, TENSORS = Arrays(), Tensors()
+_XP = {  # name: (on arrays, the first-order path; on Tensors, recorded under create_graph)
+    "broadcast_to": (np.broadcast_to, shape_ops.broadcast_to),
+    "where": (np.where, shape_ops.where),
+    "zeros_like": (np.zeros_like, lambda x: Tensor(np.zeros_like(x.data))),
+    "exp": (np.exp, ops.exp),
+    "sin": (np.sin, catalogue.sin),
+    "cos": (np.cos, catalogue.cos),
+    "sigmoid": (ops.sigmoid_array, ops.sigmoid),
+    "log": (np.log, ops.log),
+    "maximum": (np.maximum, catalogue.maximum),
+    "power": (np.power, ops.power),
+    "prod": (np.prod, catalogue.prod),
+    "cumsum": (np.cumsum, catalogue.cumsum),
+    "einsum": (np.einsum, catalogue.einsum),
+    "scatter": (shape_ops.scatter_array, shape_ops.scatter),
+    "nan_to_zero": (lambda p: np.where(np.isnan(p), 0.0, p),
+                    lambda p: shape_ops.masked_fill(p, np.isnan(p.data), 0.0)),
+    "saved": (lambda array, recompute: array, lambda array, recompute: recompute()),
+}
+ARRAYS = SimpleNamespace(**{name: pair[0] for name, pair in _XP.items()})
+TENSORS = SimpleNamespace(**{name: pair[1] for name, pair in _XP.items()})
 
 
 def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
@@ -160,9 +131,8 @@ def _setitem(self, index, value):
                     "t.masked_fill(mask, value), or change t.data before any op reads t")
 
 
-def _shape_args(fn):
-    """``t.reshape(2, 3)`` as ``t.reshape((2, 3))``, as NumPy's methods take both."""
-    return lambda self, *shape: fn(self, shape[0] if len(shape) == 1 else shape)
+def _reshape(self, *shape):  # t.reshape(2, 3) as t.reshape((2, 3)): NumPy's methods take both
+    return shape_ops.reshape(self, shape[0] if len(shape) == 1 else shape)
 
 
 def _transpose(self, *axes):
@@ -183,32 +153,24 @@ _METHODS = {
     "numpy": lambda self: self.data, "backward": backward, "retain_grad": retain_grad,
     "grad": property(_get_grad, Tensor._grad.__set__),
     "detach": lambda self: Tensor._from_op(self.data, (), None, "detach"),
-    "__add__": ops.add, "__sub__": ops.sub, "__mul__": ops.mul, "__truediv__": ops.div,
-    "__matmul__": ops.matmul, "__pow__": ops.pow,
-    "__rpow__": lambda self, base: catalogue.rpow(base, self),
+    "__pow__": ops.pow, "__rpow__": lambda self, base: catalogue.rpow(base, self),
     "__neg__": ops.neg, "__getitem__": shape_ops.getitem, "__abs__": catalogue.abs,
     "__pos__": lambda self: Tensor._from_op(self.data, (self,), lambda xp, g, out, x: (g,), "pos"),
     "__hash__": object.__hash__,  # by identity: the engine's dicts and sets never call ==
-    "astype": ops.astype, "exp": ops.exp, "log": ops.log, "sqrt": ops.sqrt, "tanh": ops.tanh,
-    "sigmoid": ops.sigmoid, "relu": ops.relu, "logsumexp": catalogue.logsumexp,
-    **{op.__name__: op for op in (ops.sum, ops.mean, catalogue.max, catalogue.min,
-                                  catalogue.prod, catalogue.var, catalogue.std)},
     "__array_ufunc__": numpy_functions.array_ufunc,
     "__array_function__": numpy_functions.array_function,
     "all": lambda self, *a, **k: self.data.all(*a, **k),  # booleans: no graph, as comparisons
     "any": lambda self, *a, **k: self.data.any(*a, **k),
-    "abs": catalogue.abs, "sign": catalogue.sign, "sin": catalogue.sin, "cos": catalogue.cos,
-    "log1p": catalogue.log1p, "expm1": catalogue.expm1, "clip": catalogue.clip,
-    "argmax": catalogue.argmax, "argmin": catalogue.argmin, "cumsum": catalogue.cumsum,
-    "erf": catalogue.erf,
-    "reshape": _shape_args(shape_ops.reshape), "transpose": _transpose,
-    "flatten": shape_ops.ravel, "ravel": shape_ops.ravel,
-    "swapaxes": shape_ops.swapaxes, "expand_dims": shape_ops.expand_dims,
-    "squeeze": shape_ops.squeeze, "broadcast_to": shape_ops.broadcast_to,
-    "masked_fill": shape_ops.masked_fill, "repeat": catalogue.repeat,
+    "reshape": _reshape, "transpose": _transpose, "flatten": shape_ops.ravel,
 }
+for _module, _names in ((ops, "astype exp log sqrt tanh sigmoid relu sum mean"),  # t.f(): f(t)
+                        (catalogue, "logsumexp max min prod var std abs sign sin cos log1p expm1 "
+                                    "clip argmax argmin cumsum erf repeat"),
+                        (shape_ops, "ravel swapaxes expand_dims squeeze broadcast_to masked_fill")):
+    _METHODS.update({name: getattr(_module, name) for name in _names.split()})
 for _name, _op in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("truediv", ops.div),
-                   ("matmul", ops.matmul)):
+                   ("matmul", ops.matmul)):  # t + u, and u + t (u: a number or an array)
+    _METHODS[f"__{_name}__"] = _op
     _METHODS[f"__r{_name}__"] = lambda self, other, op=_op: op(other, self)
 for _name in ("eq", "ne", "lt", "le", "gt", "ge"):  # elementwise, as NumPy: booleans, no gradient
     _METHODS[f"__{_name}__"] = lambda self, other, cmp=getattr(operator, _name): cmp(self.data,

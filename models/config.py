@@ -11,7 +11,6 @@ import numpy as np
 
 from attention.masking import check_temperature
 
-from models.checks import check_choice
 from models.decoders import SCORES
 from models.luong import CELLS, COMBINES, LUONG_SCORES
 from models.transformer import POSITIONS
@@ -21,13 +20,11 @@ DECODERS = ("bahdanau", "luong", "plain", "transformer")
 DTYPES = {"float32": np.float32, "float64": np.float64}
 SIZES = ("src_vocab", "tgt_vocab", "embed", "hidden", "dec_hidden", "attn", "local_window",
          "layers", "heads", "d_model", "ff", "max_positions")
-IS = {"true or false": lambda v: isinstance(v, bool),
-      "a positive int": lambda v: type(v) is int and v >= 1,  # not a bool, nor a float
-      "None or an int >= 0": lambda v: v is None or type(v) is int and v >= 0,
-      "a number in [0, 1)": lambda v: isinstance(v, (int, float)) and 0 <= v < 1}
-KINDS = {"input_feeding": "true or false", "reset_after": "true or false",
-         **dict.fromkeys(SIZES, "a positive int"), "truncate": "None or an int >= 0",
-         "dropout": "a number in [0, 1)"}  # field -> what it must be
+BOOL = ("true or false", lambda v: isinstance(v, bool))
+KINDS = {"input_feeding": BOOL, "reset_after": BOOL,  # field -> (what it must be, test)
+         **dict.fromkeys(SIZES, ("a positive int", lambda v: type(v) is int and v >= 1)),  # no bool
+         "truncate": ("None or an int >= 0", lambda v: v is None or type(v) is int and v >= 0),
+         "dropout": ("a number in [0, 1)", lambda v: isinstance(v, (int, float)) and 0 <= v < 1)}
 RENAMED = {"window": "local_window"}  # old name -> name, so that saved configs load
 ATTENTION = {"temperature": ("temperature", 1.0), "dropout": ("dropout", 0.0),
              "truncate": ("window", None)}  # field -> (``attention.Attention``'s option, default)
@@ -71,16 +68,15 @@ class ModelConfig:
     temperature: float = 1.0
     truncate: int | None = None
     def __post_init__(self):
-        for name, kind in KINDS.items():
-            if not IS[kind](getattr(self, name)):
-                raise ValueError(f"ModelConfig: {name} must be {kind}, got {getattr(self, name)!r}")
         scores = {"bahdanau": SCORES, "luong": LUONG_SCORES}.get(self.decoder,
                                                                  SCORES + LUONG_SCORES)
-        combines = COMBINES if self.decoder == "luong" else ("concat",)  # the gate is Luong's
-        for name, choices in (("decoder", DECODERS), ("score", scores), ("cell", CELLS),
-                              ("dtype", tuple(DTYPES)), ("activation", tuple(ACTIVATIONS)),
-                              ("positions", POSITIONS), ("combine", combines)):
-            check_choice("ModelConfig", name, getattr(self, name), choices)
+        choices = {"decoder": DECODERS, "score": scores, "cell": CELLS, "dtype": tuple(DTYPES),
+                   "activation": tuple(ACTIVATIONS), "positions": POSITIONS,
+                   "combine": COMBINES if self.decoder == "luong" else ("concat",)}  # Luong's gate
+        rules = {**KINDS, **{name: (f"one of {c}", c.__contains__) for name, c in choices.items()}}
+        for name, (kind, valid) in rules.items():
+            if not valid(getattr(self, name)):
+                raise ValueError(f"ModelConfig: {name} must be {kind}, got {getattr(self, name)!r}")
         check_temperature("ModelConfig", self.temperature)
         if self.d_model % self.heads:
             raise ValueError(f"ModelConfig: d_model {self.d_model} must be a multiple of heads "

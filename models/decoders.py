@@ -1,16 +1,14 @@
-"""Decoders: the attention-free baseline and Bahdanau's attention decoder.
-
-Shape letters: B batch, S source length, T target length, E embedding, H decoder hidden,
-K annotation width (2 × the encoder's hidden), A attention width, V target vocabulary.
-
-A decoder runs one step at a time, so one code serves teacher forcing, greedy and beam search::
+"""Decoders: the attention-free baseline and Bahdanau's attention decoder. A decoder runs one
+step at a time, so one code serves teacher forcing, greedy and beam search::
 
     state, ctx = decoder.start(encoded)              # s_0, and what every step reads
     state, features, alpha = decoder.step(y_prev, state, ctx, t)
     logits = decoder.logits(features)                # (B, V), or (B, T, V) for stacked steps
 
 ``state`` is a tuple of (B, ·) tensors (beam search reorders it by indexing); ``features`` the
-tensors the output layer reads; ``alpha`` the alignment α_t (B, S) or None.
+tensors the output layer reads; ``alpha`` the alignment α_t (B, S) or None. Shape letters:
+B batch, S source length, T target length, E embedding, H decoder hidden, K annotation width
+(2 × the encoder's hidden), A attention width, V target vocabulary.
 """
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """Beam-search decoding (greedy is a beam of 1), batched, with each example's alignment matrix.
-
 Shape letters: B batch, K beam size, S source length, V target vocabulary, L decoded length.
 
-Beam search runs the decoder one step at a time under ``no_grad`` in eval mode, keeps the K
-best partial hypotheses of each example by total log-probability (a finished one carries on
-with PAD at zero cost; PAD and BOS are never emitted), and stops when all have produced EOS or
-after ``max_len`` tokens. Then a finished hypothesis ranks first, and by the GNMT score::
+The decoder runs one step at a time under ``no_grad`` in eval mode, keeping each example's K
+best partial hypotheses by total log-probability (a finished one carries on with PAD at zero
+cost; PAD and BOS are never emitted) until all have produced EOS, or ``max_len`` tokens. Then a
+finished hypothesis ranks first, and by the GNMT score::
 
     log p(y | x) / lp(|y|),     lp(L) = ((5 + L) / 6)^α      (α = ``length_penalty``; 0 = none)
 """
@@ -44,21 +43,23 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
             and np.isfinite(length_penalty) and length_penalty >= 0):  # NaN would rank at random
         raise ValueError(f"decoding: max_len={max_len!r} and beam_size={beam_size!r} must be "
                          f"ints >= 1, length_penalty={length_penalty!r} a finite number >= 0")
-    V = model.decoder.out.weight.shape[0]
-    B, K = src.shape[0], int(beam_size)
+    V, B, K = model.decoder.out.weight.shape[0], src.shape[0], int(beam_size)
     first = np.arange(B)[:, None]                                      # (B, 1)
     with _evaluating(model):
-        state, ctx = model.decoder.start(_repeat(model.encoder(src, src_mask), K))
+        rows = np.repeat(np.arange(B), K)                              # (B·K,): 0, 0, .., 1, ..
+        encoded = Encoded(*(part[rows] for part in model.encoder(src, src_mask)))  # K times each
+        state, ctx = model.decoder.start(encoded)
         scores = np.full((B, K), -np.inf)                              # (B, K) total log p
         scores[:, 0] = 0.0                                            # one live hypothesis at first
         finished = np.zeros((B, K), dtype=bool)                        # (B, K)
-        tokens = np.zeros((B, K, 0), dtype=np.int64)                  # (B, K, t)
-        logps = np.zeros((B, K, 0))                                   # (B, K, t)
-        alphas = None                                                 # (B, K, t, S)
+        dtype = model.decoder.out.weight.dtype
+        paths = [np.zeros((B, K, 0), np.int64), np.zeros((B, K, 0)),   # tokens, log p (B, K, t)
+                 np.zeros((B, K, 0, src.shape[1]), dtype)]             # α (B, K, t, S)
         y = np.full(B * K, BOS, dtype=np.int64)                        # (B·K,)
         for t in range(max_len):
             state, features, alpha = model.decoder.step(y, state, ctx, t)
-            logp = _log_probs(model, features).reshape(B, K, V)        # (B, K, V)
+            logp = model.decoder.log_probs(features).data.astype(np.float64).reshape(B, K, V)
+            logp[:, :, [PAD, BOS]] = -np.inf                           # never emitted
             logp[finished] = -np.inf                                   # a finished hypothesis
             logp[finished, PAD] = 0.0                                  # only carries on, at no cost
             cand = (scores[:, :, None] + logp).reshape(B, K * V)      # (B, K·V)
@@ -66,19 +67,17 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
             beam, tok = top // V, top % V                              # (B, K) each
             scores = np.take_along_axis(cand, top, axis=1)             # (B, K)
             state = tuple(s[(first * K + beam).reshape(-1)] for s in state)  # each (B·K, ·)
-            tokens = np.concatenate([tokens[first, beam], tok[:, :, None]], axis=2)  # (B, K, t+1)
-            step_logp = logp[first, beam, tok][:, :, None]             # (B, K, 1)
-            logps = np.concatenate([logps[first, beam], step_logp], axis=2)  # (B, K, t+1)
+            new = [tok[:, :, None], logp[first, beam, tok][:, :, None]]  # (B, K, 1) each
             if alpha is not None:
-                a = alpha.data.reshape(B, K, 1, -1)[first, beam]       # (B, K, 1, S)
-                alphas = a if alphas is None else np.concatenate([alphas[first, beam], a], axis=2)
+                new.append(alpha.data.reshape(B, K, 1, -1)[first, beam])  # (B, K, 1, S)
+            paths = [np.concatenate([p[first, beam], n], axis=2) for p, n in zip(paths, new)]
             finished = finished[first, beam] | (tok == EOS)            # (B, K)
             y = tok.reshape(-1)                                        # (B·K,)
             if finished.all():
                 break
+    tokens, logps, *alphas = paths                                     # alphas: [] without α
     pick = (np.arange(B), _best(scores, finished, tokens, logps, src_mask, length_penalty, accept))
-    weights = None if alphas is None else alphas[pick]                 # (B, L, S)
-    return _results(tokens[pick], weights, logps[pick], src_mask)
+    return _results(tokens[pick], alphas[0][pick] if alphas else None, logps[pick], src_mask)
 
 
 @contextmanager
@@ -91,19 +90,6 @@ def _evaluating(model):
             yield
     finally:
         model.train(training)
-
-
-def _log_probs(model, features) -> np.ndarray:
-    """log p(y | y_<t, x) (B, V) in float64, −inf for PAD and BOS."""
-    logp = model.decoder.log_probs(features).data.astype(np.float64)    # (B, V)
-    logp[:, [PAD, BOS]] = -np.inf
-    return logp
-
-
-def _repeat(encoded: Encoded, K: int) -> Encoded:
-    """Each example's encoding K times in a row: (B, ...) -> (B·K, ...)."""
-    rows = np.repeat(np.arange(encoded.mask.shape[0]), K)              # (B·K,): 0, 0, .., 1, ..
-    return Encoded(*(part[rows] for part in encoded))
 
 
 def _best(scores, finished, tokens, logps, src_mask, length_penalty: float, accept) -> np.ndarray:

@@ -30,7 +30,7 @@ from minigrad.kernels import KERNELS as MINIGRAD_KERNELS, fused_gelu, swap
 from minigrad.modes import mode
 
 from attention.kernels import KERNELS as ATTENTION_KERNELS
-from attention.scores import AdditiveScore, ConcatScore
+from attention.scores import AdditiveScore
 from models.decoders import BahdanauDecoder, PlainDecoder
 from models.recurrent import BiGRUEncoder, Encoded, annotate
 from models.fused import gru_step
@@ -119,16 +119,14 @@ def encoded(annotations, mask, H: int) -> Encoded:
 
 
 def query_weight(attention):
-    """W_q (A, H) of an additive or concat tanh score when ``attention`` uses none of its
-    options, else None: what ``bahdanau_sequence`` and ``bahdanau_step`` compute."""
+    """W_q (A, H) of an additive tanh score (a concat score is one) when ``attention`` uses
+    none of its options, else None: what ``bahdanau_sequence`` and ``bahdanau_step`` compute."""
     score = attention.score
     if (attention.temperature != 1.0 or attention.window is not None
             or (attention.dropout > 0 and attention.training)):
         return None
     if isinstance(score, AdditiveScore) and score.activation == "tanh":
         return score.W_q                                                  # (A, H)
-    if isinstance(score, ConcatScore):
-        return score.W[:, :score.query_dim]                               # (A, H)
     return None
 
 

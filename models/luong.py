@@ -1,6 +1,5 @@
 """Luong et al. 2015's attention decoder: RNN first, then attention, then the attentional
 hidden state. Shape letters as in ``models/decoders.py`` (H decoder hidden, K annotation width).
-
 Source 003 §3.1's plain form, the default::
 
     s_t  = RNN(s_{t−1}, E y_{t−1})
@@ -14,10 +13,10 @@ z_t → 0 keeps the decoder's own state)::
 
     z_t = σ(W_g [c_t ; s_t] + b_g),    h̃_t = z_t ⊙ tanh(W_c c_t) + (1 − z_t) ⊙ s_t
 
-Input feeding (the paper's §3.3): s_t = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}]).
-Local attention (``score="local-m"`` / ``"local-p"``, §3.2) reads only [p_t − D, p_t + D],
-D = ``local_window``, with the general score: local-m takes p_t = t, local-p predicts p_t and
-weights the window with a Gaussian around it (``attention/local.py``).
+Input feeding (the paper's §3.3): s_t = RNN(s_{t−1}, [E y_{t−1} ; h̃_{t−1}]). Local attention
+(``score="local-m"`` / ``"local-p"``, §3.2) reads only [p_t − D, p_t + D], D = ``local_window``,
+with the general score: local-m takes p_t = t, local-p predicts p_t and weights the window with
+a Gaussian around it (``attention/local.py``).
 """
 from __future__ import annotations
 
@@ -40,10 +39,9 @@ CELLS = ("gru", "lstm")
 
 class LuongDecoder(Decoder):
     """Luong's decoder with a GRU (default) or an LSTM (``cell="lstm"``, as in the paper).
-
-    State: ``(s,)`` for the GRU, ``(h, c)`` for the LSTM, then h̃ with input feeding.
-    ``s_0 = tanh(W_init · mean_j h_j + b_init)`` as in ``BahdanauDecoder``; the LSTM's memory
-    and h̃_0 start at 0. ``attention``: the options of global ``attention.Attention``.
+    State: ``(s,)`` for the GRU, ``(h, c)`` for the LSTM, then h̃ with input feeding; s_0 as in
+    ``BahdanauDecoder``, the LSTM's memory and h̃_0 at 0. ``attention``: the options of global
+    ``attention.Attention``.
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,

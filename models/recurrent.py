@@ -1,21 +1,20 @@
 """The recurrent cells and the bidirectional encoder built from them.
+Shape letters: B batch, I input, H hidden (per direction), S source length, V vocabulary,
+E embedding.
 
 The cells have ``torch.nn.GRUCell`` / ``torch.nn.LSTMCell``'s equations, calls
 (``h = gru(x, h)``, ``h, c = lstm(x, (h, c))``; a state left out is zeros), parameter names
 and layout (rows r | z | n, and i | f | g | o). A call checks its input, then runs
 ``step(W_ih x + b_ih, state)``; the models, whose input is checked already, run ``step``.
 
-The encoder is Bahdanau et al.'s, padding-aware: each source position j gets an annotation
-h_j = [→h_j ; ←h_j] (B, S, 2H)::
+The encoder is Bahdanau et al.'s; each source position j gets an annotation
+h_j = [→h_j ; ←h_j] (B, S, 2H), ``annotations[:, j − 1]``::
 
     →h_j = GRU(E x_j, →h_{j−1}),   ←h_j = GRU'(E x_j, ←h_{j+1}),   →h_0 = ←h_{S_b+1} = 0
 
-h_j is ``annotations[:, j − 1]``. Sources are right-padded; at padding each direction keeps its
-state, so the backward one starts at each sequence's last real token and real positions see
-what they would without padding. Annotations at padding are zero.
-
-Shape letters: B batch, I input size, H hidden size (per direction), S source length,
-V source vocabulary, E embedding.
+At right-padding each direction keeps its state, so the backward one starts at each sequence's
+last real token and real positions see what they would without padding; annotations at padding
+are zero.
 """
 from __future__ import annotations
 
@@ -155,9 +154,8 @@ class BiGRUEncoder(Module):
         """Ids ``src (B, S)`` and ``mask`` (None: src != PAD), checked; ``rng`` unused."""
         mask = src != PAD if mask is None else mask                        # (B, S)
         x = self.embedding(src)                                            # E x_j (B, S, E)
-        S = src.shape[1]
-        fwd = self.run(self.forward_cell, x, mask, range(S))               # S × →h_j (B, H)
-        bwd = self.run(self.backward_cell, x, mask, range(S - 1, -1, -1))  # S × ←h_j (B, H)
+        fwd = self.run(self.forward_cell, x, mask, range(src.shape[1]))    # S × →h_j (B, H)
+        bwd = self.run(self.backward_cell, x, mask, range(src.shape[1])[::-1])  # S × ←h_j (B, H)
         return annotate(fwd, bwd, mask)
 
     def run(self, cell: GRUCell, x, mask, order) -> list:
@@ -173,8 +171,7 @@ class BiGRUEncoder(Module):
 
 
 def annotate(fwd: list, bwd: list, mask: np.ndarray) -> Encoded:
-    """Annotations from each direction's states by position, and the final [→h_{S_b} ; ←h_1]
-    (→h is held over the padding, so its last is →h_{S_b})."""
+    """Annotations by position, and final = [→h_{S_b} ; ←h_1] (→h is held over the padding)."""
     annotations = mg.concatenate([mg.stack(fwd, axis=1), mg.stack(bwd, axis=1)],
                                  axis=2)                                       # (B, S, 2H)
     if not mask.all():

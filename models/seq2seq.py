@@ -1,9 +1,8 @@
 """``Seq2Seq``: an encoder and a decoder built from a ``ModelConfig``, the loss, and decoding.
-
 Shape letters: B batch, S source length, T target length (L either), V target vocabulary.
 
 Sources ``x_1 .. x_{S−1}, EOS`` and targets ``y_1 .. y_{T−1}, EOS`` are right-padded ids with
-boolean masks (True = real; None: ids != PAD). The decoder reads ``BOS, y_1 .. y_{T−1}``. The
+boolean masks (True = real; None: ids != PAD); the decoder reads ``BOS, y_1 .. y_{T−1}``. The
 loss is the mean cross-entropy over the real target tokens::
 
     L = −(1 / Σ_b T_b) Σ_b Σ_{t ≤ T_b} log p(y_bt | y_b,<t, x_b)
@@ -80,16 +79,13 @@ class Seq2Seq(Module):
         self.encoder = BiGRUEncoder(c.src_vocab, c.embed, c.hidden, c.reset_after, rng, dtype)
         common = dict(vocab_size=c.tgt_vocab, embed_dim=c.embed, hidden_size=c.dec_hidden,
                       key_dim=2 * c.hidden, reset_after=c.reset_after, rng=rng, dtype=dtype)
-        if c.decoder == "bahdanau":
-            self.decoder = BahdanauDecoder(**common, attn_dim=c.attn, score=c.score,
-                                           attention=c.attention_options())
-        elif c.decoder == "luong":
-            self.decoder = LuongDecoder(**common, attn_dim=c.attn, score=c.score,
-                                        input_feeding=c.input_feeding, cell=c.cell,
-                                        local_window=c.local_window, combine=c.combine,
-                                        attention=c.attention_options())
-        else:
-            self.decoder = PlainDecoder(**common)
+        attending = dict(attn_dim=c.attn, score=c.score, attention=c.attention_options())
+        self.decoder = {"plain": lambda: PlainDecoder(**common),
+                        "bahdanau": lambda: BahdanauDecoder(**common, **attending),
+                        "luong": lambda: LuongDecoder(**common, **attending, cell=c.cell,
+                                                      input_feeding=c.input_feeding,
+                                                      local_window=c.local_window,
+                                                      combine=c.combine)}[c.decoder]()
 
     def forward(self, src, tgt, src_mask=None, teacher_forcing: float = 1.0,
                 rng: np.random.Generator | None = None) -> tuple:

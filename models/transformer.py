@@ -1,5 +1,4 @@
 """An encoder–decoder Transformer (Vaswani et al. 2017) behind the RNN decoders' interface.
-
 Shape letters: B batch, S source length, T target length, D model width, h heads, d = D / h,
 V vocabulary, t the decoder step.
 
@@ -8,8 +7,8 @@ V vocabulary, t the decoder step.
               p(y_t | y_<t, x) = softmax(W_o LN(y_t) + b_o)
 
 Nothing is recurrent: teacher forcing runs all T positions in one pass. The encoder returns an
-``Encoded`` (annotations = the memory, 0 at padding) and the decoder has ``start`` / ``step`` /
-``logits``, for ``Seq2Seq``'s loss and decoding; its ``state`` is each layer's cache (B, h, t, d).
+``Encoded`` (annotations = the memory, 0 at padding); the decoder's ``start`` / ``step`` state
+is each layer's cache (B, h, t, d).
 """
 from __future__ import annotations
 
@@ -90,13 +89,11 @@ class TransformerDecoder(Stack, Decoder):
     Layer = DecoderLayer
 
     def start(self, encoded: Encoded) -> tuple:
-        """An empty self-attention cache per layer, and the cross keys and values."""
+        """No cache yet (the state grows by each layer's keys and values), and the cross keys
+        and values."""
         memory = encoded.annotations                                     # (B, S, D)
-        mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
         kv = [layer.cross_attn.project_kv(memory, memory) for layer in self.layers]
-        B, h = memory.shape[0], self.layers[0].self_attn.num_heads
-        empty = np.zeros((B, h, 0, memory.shape[2] // h), dtype=memory.dtype)  # (B, h, 0, d)
-        return tuple(mg.Tensor(empty) for _ in range(2 * len(self.layers))), Cache(kv, mask)
+        return (), Cache(kv, None if encoded.mask.all() else encoded.mask)
 
     def step(self, y_prev, state, ctx: Cache, t: int):
         """The new token attends to the t cached ones and to the source; the alignment (B, S)
@@ -104,7 +101,8 @@ class TransformerDecoder(Stack, Decoder):
         y = self.embed(np.asarray(y_prev)[:, None], start=t)             # (B, 1, D)
         grown = []
         for i, layer in enumerate(self.layers):
-            y, kv, cross = layer.step(y, state[2 * i:2 * i + 2], ctx.memory_kv[i], ctx.mask)
+            cache = state[2 * i:2 * i + 2] or None                       # (k, v) of t positions
+            y, kv, _, cross = layer(y, ctx.memory_kv[i], ctx.mask, cache=cache)  # (B, 1, D)
             grown += kv
         features = self.norm(y)[:, 0]                                    # (B, D)
         return tuple(grown), (features,), cross.mean(axis=1)[:, 0]       # (B, S)
@@ -112,12 +110,11 @@ class TransformerDecoder(Stack, Decoder):
     def attend_all(self, encoded: Encoded, tgt_in: np.ndarray, rng=None) -> tuple:
         """All T positions at once: logits (B, T, V), and per layer the self weights
         (B, h, T, T) and cross weights (B, h, T, S) as arrays."""
-        mask = None if encoded.mask.all() else encoded.mask              # (B, S) or None
+        _, ctx = self.start(encoded)                                     # the cross k, v; mask
         y = self.embed(tgt_in)                                           # (B, T, D)
         self_w, cross_w = [], []
-        for layer in self.layers:
-            kv = layer.cross_attn.project_kv(encoded.annotations, encoded.annotations)
-            y, sw, cw = layer(y, kv, mask, rng)                          # (B, T, D)
+        for layer, kv in zip(self.layers, ctx.memory_kv):
+            y, _, sw, cw = layer(y, kv, ctx.mask, rng)                   # (B, T, D)
             self_w.append(sw.data)
             cross_w.append(cw.data)
         return self.out(self.norm(y)), self_w, cross_w                  # (B, T, V)

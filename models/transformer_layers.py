@@ -1,9 +1,9 @@
 """The Transformer's layers, pre-norm (Xiong et al. 2020), on ``attention.MultiHeadAttention``.
-
 Shape letters: B batch, S source length, T target length, D model width, F feed-forward
-width, h heads, d = D / h, t the decoder step (cached positions). Every sub-layer is a residual
-around a normalised input, x ← x + Sublayer(LN(x)), so the identity path is never normalised
-away and training is stable without a learning-rate warm-up::
+width, h heads, d = D / h, t the decoder step (cached positions).
+
+Every sub-layer is a residual around a normalised input, x ← x + Sublayer(LN(x)), so the
+identity path is never normalised away and training is stable without a learning-rate warm-up::
 
     encoder:  x ← x + SelfAttn(LN(x), key padding)           then  x ← x + FFN(LN(x))
     decoder:  y ← y + SelfAttn(LN(y), causal)
@@ -64,30 +64,19 @@ class DecoderLayer(Module):
         self.norm3 = LayerNorm(dim, dtype=dtype)
         self.ff = FeedForward(dim, ff, activation, rng=rng, dtype=dtype)
 
-    def forward(self, y, memory_kv, mask, rng=None) -> tuple:
-        """All T positions at once: y (B, T, D), ``memory_kv`` the cross keys and values
-        (B, h, S, d) from ``cross_attn.project_kv``. Returns (y (B, T, D), self weights
-        (B, h, T, T), cross weights (B, h, T, S))."""
+    def forward(self, y, memory_kv, mask, rng=None, cache=None) -> tuple:
+        """y (B, T, D): the T positions after the t of ``cache = (k, v)``, each (B, h, t, d)
+        (None: t = 0, all T teacher-forced at once), attending to themselves and the cache
+        (causal, bottom-right) and to ``memory_kv``, the cross keys and values (B, h, S, d) from
+        ``cross_attn.project_kv``. Returns (y (B, T, D), the cache grown to t + T, self weights
+        (B, h, T, t + T), cross weights (B, h, T, S))."""
         h = self.norm1(y)                                                # (B, T, D)
-        a, self_weights = self.self_attn(h, h, h, causal=True, rng=rng)  # (B, T, D)
-        y, cross_weights = self._rest(y + a, memory_kv, mask, rng)       # (B, T, D)
-        return y, self_weights, cross_weights
-
-    def step(self, y, cache, memory_kv, mask) -> tuple:
-        """One new position y (B, 1, D) after the t cached ones, ``cache = (k, v)`` each
-        (B, h, t, d): the same numbers as ``forward``'s causal pass, without recomputing the
-        prefix. Returns (y (B, 1, D), the cache grown to t + 1, cross weights (B, h, 1, S))."""
-        h = self.norm1(y)                                                # (B, 1, D)
-        k_new, v_new = self.self_attn.project_kv(h, h)                   # (B, h, 1, d) each
-        k = mg.concatenate([cache[0], k_new], axis=2)                    # (B, h, t+1, d)
-        v = mg.concatenate([cache[1], v_new], axis=2)                    # (B, h, t+1, d)
-        a, _ = self.self_attn.attend(h, k, v)  # the newest position sees every cached one
-        y, cross_weights = self._rest(y + a, memory_kv, mask, None)      # (B, 1, D)
-        return y, (k, v), cross_weights
-
-    def _rest(self, y, memory_kv, mask, rng) -> tuple:
-        """Cross-attention and feed-forward."""
-        c, weights = self.cross_attn.attend(self.norm2(y), *memory_kv, mask=mask,
-                                            rng=rng)                     # (B, T, D), (B, h, T, S)
+        k, v = self.self_attn.project_kv(h, h)                           # (B, h, T, d) each
+        if cache is not None:                                            # (B, h, t + T, d) each
+            k, v = (mg.concatenate([old, new], axis=2) for old, new in zip(cache, (k, v)))
+        a, self_weights = self.self_attn.attend(h, k, v, causal=True, rng=rng)  # (B, T, D)
+        y = y + a                                                        # (B, T, D)
+        c, cross_weights = self.cross_attn.attend(self.norm2(y), *memory_kv, mask=mask,
+                                                  rng=rng)               # (B, T, D), (B, h, T, S)
         y = y + c                                                        # (B, T, D)
-        return y + self.ff(self.norm3(y)), weights                       # (B, T, D)
+        return y + self.ff(self.norm3(y)), (k, v), self_weights, cross_weights

@@ -6,6 +6,7 @@ Ids: PAD=0, BOS=1, EOS=2, UNK=3, then one id per alphabet character, in order. A
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -14,31 +15,24 @@ PAD, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ("<pad>", "<bos>", "<eos>", "<unk>")  # indexed by the ids above
 
 
+@dataclass(unsafe_hash=True)  # equal, and hashed, by the alphabet
 class Vocab:
     """Character vocabulary: ids 0-3 are the special tokens, then the alphabet in order."""
 
+    alphabet: str
     PAD, BOS, EOS, UNK = PAD, BOS, EOS, UNK
 
-    def __init__(self, alphabet: str) -> None:
+    def __post_init__(self) -> None:
+        alphabet = self.alphabet
         repeated = "".join(sorted({c for c in alphabet or "" if alphabet.count(c) > 1}))
         if not alphabet or repeated:
             raise ValueError(f"Vocab: the alphabet must be non-empty, each character once; got "
                              f"{alphabet!r}" + (f" (repeats {repeated!r})" if repeated else ""))
-        self.alphabet = alphabet
         self._itos = list(SPECIALS) + list(alphabet)
         self._stoi = {c: i + len(SPECIALS) for i, c in enumerate(alphabet)}
 
     def __len__(self) -> int:
         return len(self._itos)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Vocab) and other.alphabet == self.alphabet
-
-    def __hash__(self) -> int:
-        return hash(self.alphabet)
-
-    def __repr__(self) -> str:
-        return f"Vocab({self.alphabet!r})"
 
     def encode(self, text: str, add_eos: bool = True) -> list[int]:
         """Characters to ids, then EOS. An unknown character becomes UNK with ONE warning naming

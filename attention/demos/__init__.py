@@ -8,8 +8,8 @@ that train. The graph drawings always show the composed core.
 """
 from typing import Callable, NamedTuple
 
-from attention.demos import (graph_004, hard, hessian_004, hierarchical, source_000, source_004,
-                             temperature, untrained)
+from attention.demos import (explore_004, graph_004, hard, hessian_004, hierarchical,
+                             source_000, source_004, temperature, untrained)
 
 
 class Demo(NamedTuple):
@@ -32,6 +32,9 @@ DEMOS = {
         "source 004 §7: dL/de_j = α_j g·(h_j - c) beside finite differences"),
     "004-graph": Demo(graph_004.graph,
         "source 004 §6-§7 as a computation graph with dL/dnode on every node"),
+    "004-explore": Demo(explore_004.explore_004,
+        "source 004 §6-§7 as one HTML explorer page: the graph, its backward pass step by step, "
+        "α per state and dL/de_j beside the formula"),
     "004-hessian": Demo(hessian_004.hessian,
         "source 004 §7, second order: the Hessian of L = g·c in the scores, derived "
         "and checked against a double backward"),

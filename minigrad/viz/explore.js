@@ -251,49 +251,206 @@ function jump(i) {  // show node i: open the groups around it, mark it, scroll t
   showInfo({key: "n" + i, members: [i]});
 }
 
-// ---- the attention panel (a trained run's page): α_tj, and ∂L/∂e_tj = α_tj g·(h_j − c_t) ----
+// ---- heatmaps: α_tj over the source, with reading aids (source 003 §6) ---------------------
+const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
+function softmax(e) {  // α_j = exp(e_j − max e) / Σ_k exp(e_k − max e)
+  const m = Math.max(...e), x = e.map(v => Math.exp(v - m)), z = x.reduce((a, b) => a + b, 0);
+  return x.map(v => v / z);
+}
+const entropy = a => -a.reduce((h, p) => h + (p > 0 ? p * Math.log(p) : 0), 0);  // nats
 function colour(v) {  // 0..1: white to dark blue; below 0: to red
   const a = Math.min(1, Math.abs(v));
   return v >= 0 ? `rgb(${255 - 247 * a}, ${255 - 207 * a}, ${255 - 148 * a})`
     : `rgb(255, ${255 - 200 * a}, ${255 - 200 * a})`;
 }
+function aidsOf(M, src) {  // row sums, entropies H_t = −Σ_j α ln α, the argmax path, <eos> mass
+  const n = src.length, before = M.slice(0, -1);
+  return {sums: M.map(r => r.reduce((a, b) => a + b, 0)),
+    H: M.map(entropy),
+    path: M.map(r => r.indexOf(Math.max(...r))),
+    eos: src[n - 1] === "<eos>" && before.length ?
+      before.reduce((m, r) => m + r[n - 1], 0) / before.length : null};
+}
+function heatmap(box, id, A, note) {  // a table; paint(M, colours) shows α = M and its aids
+  const table = el("table", {id: id, class: A.src.length > 8 ? "heat" : "heat big"}, undefined,
+    box);
+  const head = el("tr", {}, undefined, table), ends = [];
+  el("th", {}, "", head);
+  A.src.forEach((s, j) => el("th", {"data-col": j}, s, head));
+  el("th", {class: "aid"}, "Σ", head);
+  el("th", {class: "aid"}, "H", head);
+  const cells = A.tgt.map((tok, t) => {
+    const tr = el("tr", {}, undefined, table);
+    el("th", {"data-row": t}, tok, tr);
+    const row = A.src.map((_, j) => el("td", {"data-row": t, "data-col": j}, "", tr));
+    ends.push([el("th", {class: "aid"}, "", tr), el("th", {class: "aid"}, "", tr)]);
+    return row;
+  });
+  const aids = el("div", {class: "aids"}, "", box);
+  table.addEventListener("mouseover", e => {  // a target token: its row; a source token: column
+    const t = e.target.getAttribute("data-row"), j = e.target.getAttribute("data-col");
+    cells.forEach((row, r) => row.forEach((td, c) => td.classList.toggle("lit",
+      (t !== null && +t === r) || (j !== null && +j === c))));
+  });
+  const paint = (M, shade) => {
+    const a = aidsOf(M, A.src), mean = a.H.reduce((x, y) => x + y, 0) / a.H.length;
+    cells.forEach((row, t) => row.forEach((td, j) => {
+      td.style.background = colour(shade ? shade(t, j) : M[t][j]);
+      td.textContent = a.path[t] === j ? "•" : "";
+      td.classList.toggle("max", a.path[t] === j);
+    }));
+    ends.forEach(([sum, h], t) => {
+      sum.textContent = a.sums[t].toFixed(2);
+      h.textContent = a.H[t].toFixed(2);
+    });
+    while (aids.firstChild) aids.removeChild(aids.firstChild);
+    el("div", {class: "rowsum"}, fill(S.rowsum, {lo: num(Math.min(...a.sums), 4),
+      hi: num(Math.max(...a.sums), 4)}), aids);
+    el("div", {class: "entropy"}, fill(S.entropy, {h: num(mean, 4),
+      u: num(Math.log(A.src.length), 4)}), aids);
+    el("div", {class: "path"}, fill(S.argmax, {path: a.path.map(j => A.src[j]).join(" ")}), aids);
+    if (a.eos !== null) el("div", {class: "eos"}, fill(S.eos, {m: num(a.eos, 3)}), aids);
+    el("div", {class: "source"}, note, aids);
+  };
+  return {cells: cells, paint: paint};
+}
+
+// ---- the attention panel (a trained run's page): α_tj, and ∂L/∂e_tj = α_tj g·(h_j − c_t) ----
 function attentionPanel(A) {
   const box = el("div", {id: "attention"}, undefined, side);
   el("h2", {}, S.attention, box);
   const pick = el("select", {id: "att-mode"}, undefined, box);
   el("option", {value: "alpha"}, S.alpha, pick);
   el("option", {value: "dalpha"}, S.dalpha, pick).disabled = !A.steps.length;
-  const table = el("table", {id: "att"}, undefined, box), info = el("div", {id: "att-info"}, "",
-    box), head = el("tr", {}, undefined, table);
-  el("th", {}, "", head);
-  A.src.forEach((s, j) => el("th", {"data-col": j}, s, head));
-  const cells = A.alpha.map((row, t) => {
-    const tr = el("tr", {}, undefined, table);
-    el("th", {"data-row": t}, A.tgt[t], tr);
-    return row.map((a, j) => {
-      const td = el("td", {"data-row": t, "data-col": j}, "", tr);
-      td.addEventListener("click", () => { if (A.steps.length) jump(A.steps[t].node); });
-      return td;
+  const heads = el("select", {id: "att-head"}, undefined, box);  // a Transformer: per head
+  heads.hidden = !A.heads;
+  el("option", {value: ""}, S.mean, heads);
+  (A.heads || []).forEach((layer, l) => layer.forEach((_, k) => el("option",
+    {value: l + " " + k}, fill(S.head, {l: l + 1, k: k + 1}), heads)));
+  const M = () => (heads.value ? A.heads[heads.value.split(" ")[0]][heads.value.split(" ")[1]]
+    : A.alpha);
+  const map = heatmap(box, "att", A, S.read003), info = el("div", {id: "att-info"}, "", box);
+  box.insertBefore(info, box.querySelector(".aids"));
+  map.cells.forEach((row, t) => row.forEach((td, j) => {
+    td.addEventListener("click", () => { if (A.steps.length) jump(A.steps[t].node); });
+    td.addEventListener("mouseenter", () => {
+      const st = A.steps[t], a = M()[t][j];
+      info.textContent = fill(S.cell, {t: t, tgt: A.tgt[t], src: A.src[j], a: num(a)}) +
+        (st ? fill(S.formula, {gh: num(st.gh[j]), gc: num(st.gc[0]),
+          formula: num(a * (st.gh[j] - st.gc[0])), de: num(st.de[j])}) : "");
     });
-  });
-  table.addEventListener("mouseover", e => {  // a target token: its row; a source token: column
-    const t = e.target.getAttribute("data-row"), j = e.target.getAttribute("data-col");
-    cells.forEach((row, r) => row.forEach((td, c) => td.classList.toggle("lit",
-      (t !== null && +t === r) || (j !== null && +j === c))));
-    if (t === null || j === null) return;
-    const st = A.steps[t], a = A.alpha[t][j];
-    info.textContent = fill(S.cell, {t: t, tgt: A.tgt[t], src: A.src[j], a: num(a)}) +
-      (st ? fill(S.formula, {gh: num(st.gh[j]), gc: num(st.gc[0]),
-        formula: num(a * (st.gh[j] - st.gc[0])), de: num(st.de[j])}) : "");
-  });
+  }));
   const paint = () => {
     const top = Math.max(...A.steps.map(st => Math.max(...st.gh.map(Math.abs)))) || 1;
-    cells.forEach((row, t) => row.forEach((td, j) => {
-      td.style.background = colour(pick.value === "alpha" ? A.alpha[t][j] : A.steps[t].gh[j] / top);
-    }));
+    map.paint(M(), pick.value === "alpha" ? null : (t, j) => A.steps[t].gh[j] / top);
   };
   pick.addEventListener("change", paint);
+  heads.addEventListener("change", paint);
   paint();
+}
+
+// ---- the training panel: loss and held-out exact match per epoch; α at each saved epoch ----
+function curves(box, H) {  // loss (left scale) and exact match (0..1, right) over the epochs
+  const W = 340, top = 10, bottom = 110, left = 34, right = 306;
+  const c = sv("svg", {id: "curves", width: W, height: 134}, box);
+  const E = Math.max(1, ...H.map(h => h[0])), most = Math.max(...H.map(h => h[1] || 0)) || 1;
+  const x = e => left + (right - left) * e / E, y = (v, m) => bottom - (bottom - top) * v / m;
+  sv("path", {class: "axis", d: `M ${left} ${top} V ${bottom} H ${right} V ${top}`}, c);
+  for (const [k, m, cls] of [[1, most, "loss"], [2, 1, "exact"]]) {
+    const pts = H.filter(h => h[k] !== null).map(h => `${x(h[0])},${y(h[k], m)}`);
+    if (pts.length) sv("polyline", {class: cls, points: pts.join(" ")}, c);
+    H.filter(h => h[k] !== null).forEach(h => sv("circle", {class: cls, r: 2.5, cx: x(h[0]),
+      cy: y(h[k], m)}, c));
+  }
+  sv("text", {x: 2, y: top + 8}, c, num(most, 3));
+  sv("text", {x: right + 3, y: top + 8}, c, "100%");
+  sv("text", {x: left, y: bottom + 13}, c, "0");
+  sv("text", {x: right - 8, y: bottom + 13}, c, String(E));
+  sv("text", {class: "loss", x: left, y: 130}, c, "— " + S.loss);
+  sv("text", {class: "exact", x: left + 150, y: 130}, c, "— " + S.exact);
+  const mark = sv("line", {id: "epoch-mark", y1: top, y2: bottom}, c);
+  return e => { mark.setAttribute("x1", x(e)); mark.setAttribute("x2", x(e)); };
+}
+function trainingPanel(Tr, A) {
+  const box = el("div", {id: "training"}, undefined, side);
+  el("h2", {}, S.training, box);
+  if (!Tr.history.length) el("div", {class: "warn", id: "no-history"}, S.nohistory, box);
+  const move = Tr.history.length ? curves(box, Tr.history) : () => {};
+  if (Tr.alpha.length < 2) el("div", {class: "warn", id: "no-align"}, S.noalign, box);
+  const slider = el("input", {id: "epoch", type: "range", min: 0, max: Tr.alpha.length - 1,
+    value: Tr.alpha.length - 1}, undefined, box), label = el("div", {id: "epoch-label"}, "", box);
+  const map = heatmap(box, "train-att", A, S.read000);
+  const show = () => {
+    const [e, M] = Tr.alpha[slider.value], h = Tr.history.find(r => r[0] === e);
+    label.textContent = fill(S.epoch, {e: e, at: h ? fill(S.at, {loss: num(h[1], 4),
+      exact: num(h[2], 3)}) : e === 0 ? S.untrained : ""});
+    map.paint(M);
+    move(e);
+  };
+  slider.addEventListener("input", show);
+  show();
+}
+
+// ---- formula playgrounds: the page recomputes each formula as its slider moves -------------
+const f6 = x => x.toFixed(6);  // the tables' numbers: 6 decimals
+function playground(box, id, title, range, heads, names) {  // a slider and a table to fill
+  const div = el("div", {id: id, class: "play"}, undefined, box);
+  el("h3", {}, title, div);
+  const input = el("input", Object.assign({id: id + "-x", type: "range"}, range), undefined, div);
+  const label = el("div", {class: "at"}, "", div), table = el("table", {}, undefined, div);
+  const head = el("tr", {}, undefined, table);
+  ["", ...heads].forEach(h => el("th", {}, h, head));
+  const cells = names.map(n => {
+    const tr = el("tr", {}, undefined, table);
+    el("th", {}, n, tr);
+    return heads.map(() => el("td", {}, "", tr));
+  });
+  const notes = el("div", {class: "notes"}, "", div);
+  const show = (at, columns, lines, shade) => {  // columns[c][j]; shade: the α columns
+    label.textContent = at;
+    cells.forEach((row, j) => row.forEach((td, c) => {
+      td.textContent = f6(columns[c][j]);
+      td.style.background = shade.includes(c) ? colour(columns[c][j]) : "";
+      td.style.color = shade.includes(c) && columns[c][j] > 0.6 ? "#fff" : "";
+    }));
+    notes.textContent = lines.join("\n");
+  };
+  return {input: input, show: show};
+}
+function playPanel(P) {
+  const box = el("div", {id: "playgrounds"}, undefined, side);
+  el("h2", {}, S.play, box);
+  const A = P.scorer, a4 = playground(box, "play-004", fill(S.play004, {g: A.g.join(", ")}),
+    {min: -3, max: 3, step: 0.01, value: -1}, ["e_j", "α_j", "∂L/∂e_j"],
+    A.tokens.map((t, j) => t + " (" + A.h[j].join(", ") + ")"));
+  a4.input.addEventListener("input", () => {
+    const s = +a4.input.value;  // e_j = vᵀ tanh(W_s s + W_h h_j + b)
+    const e = A.h.map(h => dot(A.v, A.W_h.map((w, i) => Math.tanh(A.W_s[i][0] * s +
+      dot(w, h) + A.b[i]))));
+    const al = softmax(e), c = A.h[0].map((_, i) => dot(al, A.h.map(h => h[i])));  // Σ α_j h_j
+    const de = al.map((x, j) => x * dot(A.g, A.h[j].map((h, i) => h - c[i])));  // ∂L/∂e_j
+    a4.show(fill(S.state, {s: s}), [e, al, de], [fill(S.context, {c: c.map(f6).join(", ")}),
+      fill(S.sum, {t: de.reduce((x, y) => x + y, 0).toExponential(1)})], [1]);
+  });
+  const T3 = P.temperature, a3 = playground(box, "play-003", S.play003,
+    {min: -2, max: 2, step: 0.01, value: 0}, ["e_j", "e_j / T", "α_j"], T3.tokens);
+  a3.input.addEventListener("input", () => {
+    const T = Math.pow(2, +a3.input.value), al = softmax(T3.e.map(e => e / T));  // log2 T
+    a3.show(fill(S.temp, {T: num(T, 7)}), [T3.e, T3.e.map(e => e / T), al], [fill(S.ent, {
+      h: f6(entropy(al)), m: f6(Math.max(...al)), u: f6(Math.log(al.length))})], [2]);
+  });
+  const R = P.scaling.rows, keys = R[0].e.map((_, j) => "k" + (j + 1)), a0 = playground(box,
+    "play-000", fill(S.play000, {seed: P.scaling.seed}), {min: 0, max: R.length - 1, step: 1,
+      value: 2}, ["q·k", "softmax", "q·k/√d", "softmax"], keys);
+  a0.input.addEventListener("input", () => {
+    const r = R[+a0.input.value], root = Math.sqrt(r.d), scaled = r.e.map(e => e / root);  // /√d
+    const raw = softmax(r.e), sc = softmax(scaled);
+    a0.show(fill(S.dim, {d: r.d, r: num(root)}), [r.e, raw, scaled, sc], [fill(S.sat, {
+      m: f6(Math.max(...raw)), ms: f6(Math.max(...sc)), h: f6(entropy(raw)),
+      hs: f6(entropy(sc)), u: f6(Math.log(raw.length))}), fill(S.std, {std: num(r.std[0], 4),
+      r: num(root), sstd: num(r.std[1], 4)})], [1, 3]);
+  });
+  for (const a of [a4, a3, a0]) a.input.dispatchEvent(new Event("input"));
 }
 
 // ---- the stepper panel ---------------------------------------------------------------------
@@ -358,7 +515,7 @@ el("span", {id: "at"}, "", bar);
 el("div", {id: "step-info"}, "", side);
 pick.addEventListener("change", () => { mode = pick.value; go(0); });
 document.addEventListener("keydown", e => {
-  if (e.target === search) return;
+  if (e.target === search || e.target.type === "range") return;  // a slider's own keys
   if (e.key === "ArrowRight") go(k + 1);
   if (e.key === "ArrowLeft") go(k - 1);
 });
@@ -373,4 +530,6 @@ search.addEventListener("input", () => {
   if (first) first.scrollIntoView({block: "center", inline: "center"});
 });
 if (D.attention) attentionPanel(D.attention);
+if (D.training && D.training.alpha.length) trainingPanel(D.training, D.attention);
+if (D.playgrounds) playPanel(D.playgrounds);
 go(0);

@@ -2,8 +2,10 @@
 its first held-out pair's loss (regenerated from the run's task and seed, as ``inspect`` does)
 in ``minigrad.viz.explore``, plus the attention panel: α_tj over the source for each decoder
 step t and, for a weight, ∂L/∂e_tj = α_tj g·(h_j − c_t) (source 004 §7) with its numbers beside
-the engine's own; a click shows that step's read in the graph. The page is a new file in RUN
-(explore.html, explore-2.html …) unless ``--out`` names one; a user's file is never replaced.
+the engine's own; a click shows that step's read in the graph; and the training panel: loss
+and held-out exact match per epoch, and the same pair's α at each epoch that training saved
+(``train.first_alignment``; epoch 0 is the seed's initial weights). The page is a new file in
+RUN (explore.html, explore-2.html …) unless ``--out`` names one; a user's file is never replaced.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sys
 
 import numpy as np
 
+import minigrad as mg
 from minigrad import i18n
 from minigrad.draw.common import token
 from minigrad.viz import trace
@@ -21,8 +24,9 @@ from minigrad.viz.graph import build
 from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.data import make_task
 from models.app.runs import free_name
+from models.app.train import first_alignment
 from models.app.train_config import TrainConfig, seeds
-from models.seq2seq import Seq2Seq, masked_cross_entropy
+from models.seq2seq import Seq2Seq, decoder_inputs, masked_cross_entropy
 from models.vocab import pad_batch
 
 _ = i18n.translator("models")
@@ -52,7 +56,33 @@ def explore_pair(model, src_vocab, tgt_vocab, pair, title: str):
         "tgt": [token(c, 8) for c in tgt_vocab.tokens(tgt[0])],
         "alpha": [r6(row) for row in alpha[0]],                       # (T, S)
         "steps": steps if alpha is not None and len(steps) == tgt.shape[1] else []}
+    if model.config.decoder == "transformer":  # each layer's cross-attention, head by head
+        with mg.no_grad():
+            cross = model.decoder.attend_all(model.encoder(src, src_mask), decoder_inputs(tgt))[2]
+        page.data["attention"]["heads"] = [[[r6(row) for row in head] for head in w[0]]
+                                           for w in cross]            # (layers, h, T, S)
     return page
+
+
+def _finite(x, shape=()):
+    """``x`` as floats of ``shape`` (3 decimals), or None: a damaged index cannot break the page."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        return None
+    return a.round(3).tolist() if a.shape == shape and np.isfinite(a).all() else None
+
+
+def training_panel(state: dict, untrained: Seq2Seq, data, shape: tuple) -> dict:
+    """[epoch, loss, held-out exact match] per saved epoch, and [epoch, α (T, S)] of the first
+    held-out pair at epoch 0 (``untrained``) and at each epoch whose record kept it."""
+    history = [h for h in state.get("history", []) if isinstance(h, dict)]
+    alpha = [[0, first_alignment(untrained, data)]] + [[h.get("epoch"), h.get("alpha")]
+                                                        for h in history if "alpha" in h]
+    rows = [[_finite(h.get(k)) for k in ("epoch", "loss", "val_exact")] for h in history]
+    return {"history": [row for row in rows if row[0] is not None],
+            "alpha": [[e, a] for e, a in ((_finite(e), _finite(a, shape)) for e, a in alpha)
+                      if e is not None and a is not None]}
 
 
 def explore_run(run: str):
@@ -64,10 +94,16 @@ def explore_run(run: str):
         raise CheckpointError(_("explore: {run} has no attention or was not saved by training")
                               .format(run=run))
     c = TrainConfig.from_dict(index["train"])
-    pair = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len).val[0]
+    data_rng, init_rng, _train_rng = seeds(c.seed)
+    data = make_task(c.task, data_rng, c.n_train, c.n_val, c.min_len, c.max_len)
+    pair = data.val[0]
     title = _("{run}: the loss of {source} → {target}").format(run=run, source=pair[0],
                                                                target=pair[1])
-    return explore_pair(model, src_vocab, tgt_vocab, pair, title)
+    page = explore_pair(model, src_vocab, tgt_vocab, pair, title)
+    shape = np.shape(page.data["attention"]["alpha"])                 # (T, S)
+    page.data["training"] = training_panel(index.get("state") or {},
+                                           Seq2Seq(fused.config, init_rng), data, shape)
+    return page
 
 
 def main(argv) -> int:

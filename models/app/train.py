@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import minigrad as mg
 from minigrad import optim
 from minigrad.i18n import translator
 
@@ -43,6 +44,7 @@ POOL = 16   # batches per sorting pool
 CURVE = 25  # steps per point of the loss curve
 DIVERGED = 25  # a loss per token above DIVERGED · log V (a uniform guess: log V) is divergence
 MAX_POINTS = 1000  # epoch records and curve points a run keeps (its index stays < 1 MB)
+ALIGNED = 100  # epochs whose record keeps α of the first held-out pair (≈ 2 KB each)
 
 _ = translator("models")
 
@@ -61,6 +63,23 @@ class _Pace:
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
+
+
+def first_alignment(model: Seq2Seq, data: TaskData) -> list | None:
+    """α (T, S) of the first held-out pair, teacher-forced without dropout, to 3 decimals:
+    what ``python -m models explore`` replays epoch by epoch (None: no attention or pair)."""
+    if not data.val:
+        return None
+    (src, src_mask), (tgt, _m) = (pad_batch([v.encode(s)]) for v, s in
+                                  zip((data.src_vocab, data.tgt_vocab), data.val[0]))  # (1, S|T)
+    training = model.training
+    model.eval()
+    try:
+        with mg.no_grad():
+            alpha = model.forward(src, tgt, src_mask)[1]                 # (1, T, S) or None
+    finally:
+        model.train(training)
+    return None if alpha is None else np.round(np.asarray(alpha[0], float), 3).tolist()
 
 
 def thin(points: list) -> None:
@@ -291,6 +310,8 @@ class Trainer:
                   "loss": s["loss"] / s["tokens"], "token_acc": s["correct"] / s["tokens"],
                   "train_exact": s["exact"] / s["examples"], "val_exact": val["exact"],
                   "val_token_acc": val["token_acc"]}
+        if st.epoch < ALIGNED and (alpha := first_alignment(self.model, self.data)) is not None:
+            record["alpha"] = alpha
         st.history.append(record)
         thin(st.history)
         if self.best.offer(val["exact"], st.epoch + 1, self.model):

@@ -116,7 +116,7 @@ def test_python_dash_m_attention_runs_every_demo(tmp_path):
     assert "1.5232" in run.stdout and "(0.607666, -1.392334)" in run.stdout
     assert "std(q·k)" in run.stdout and "tanh RNN" in run.stdout
     assert sorted(os.listdir(tmp_path / "attention-demos")) == sorted(
-        ["000_path_length.svg", "004_graph.svg", "004_weights_vs_state.svg",
+        ["000_path_length.svg", "004_graph.svg", "004_explore.html", "004_weights_vs_state.svg",
          "000_alignment_untrained.svg", "000_alignment_trained.svg", "004_hard_vs_soft.svg",
          "003_hierarchical.svg", "003_temperature_example.svg", "003_temperature_toy_T0.25.svg",
          "003_temperature_toy_T4.svg"])

@@ -244,3 +244,60 @@ def test_every_word_of_the_page_has_a_chinese_translation_with_its_fields(tmp_pa
     assert '<html lang="zh">' in page and d["lang"] == "zh"
     assert d["strings"]["step"] == "第 {k} 步，共 {n} 步" and d["title"].startswith("micrograd 的")
     assert data_of(explore(*neuron_graph()).html)["strings"] == english
+
+
+def test_source_004s_example_page_holds_the_articles_numbers(tmp_path, capsys):
+    from attention.__main__ import main as attention
+    from attention.demos import graph_004
+    from attention.demos.explore_004 import page
+    from attention.demos.source_004 import SOURCES
+    from attention.read import score_grad
+    d, g = page().data, np.array([1.0, 0.5])
+    a = d["attention"]
+    assert a["src"] == ["I", "like", "cats"] and a["tgt"] == ["s = -1", "s = 1"]
+    t = graph_004.traced()[3]                                  # the 004-graph demo: state A
+    np.testing.assert_allclose(a["alpha"][0], t["alpha"].data[0], rtol=1e-5)
+    for b, st in enumerate(a["steps"]):                        # ∂L/∂e = α_j g·(h_j − c), §7
+        alpha = np.array(a["alpha"][b:b + 1])                                     # (1, S)
+        formula = score_grad(alpha, SOURCES[None], alpha @ SOURCES, g[None])[0]   # (S,)
+        np.testing.assert_allclose(st["de"], formula, rtol=1e-4, atol=1e-9)
+        assert d["nodes"][st["node"]]["t"] == "α = softmax"    # a click goes to the softmax
+    np.testing.assert_allclose(a["steps"][0]["de"], graph_004.graph().values["on_node"], rtol=1e-5)
+    assert attention(["004-explore", "--out", str(tmp_path)]) == 0
+    first = (tmp_path / "004_explore.html").read_bytes()
+    assert attention(["004-explore", "--out", str(tmp_path)]) == 0       # its own page again:
+    assert (tmp_path / "004_explore.html").read_bytes() == first          # the same bytes
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "004_explore.html").write_text("notes")
+    assert attention(["004-explore", "--out", str(mine)]) == 0
+    assert "004_explore.html exists and is not an explorer page" in capsys.readouterr().out
+    assert (mine / "004_explore.html").read_text() == "notes"
+
+
+def test_the_playgrounds_embed_the_librarys_numbers_and_the_articles_scorer():
+    from attention.demos.explore_004 import page, playgrounds
+    from attention.demos.source_000 import scaling
+    from attention.demos.source_004 import read_at
+    from attention.scores import DotScore
+    d = playgrounds()
+    A = {k: np.array(v) for k, v in d["scorer"].items() if k != "tokens"}
+    assert A["W_s"].tolist() == [[1], [1]] and A["W_h"].tolist() == [[1, 0], [0, 1]]  # §6's
+    assert A["v"].tolist() == [1, -1] and A["b"].tolist() == [0, 0] and A["g"].tolist() == [1, .5]
+    for s, article in ((-1, [0.5414, 0.3095, 0.1491]), (1, [0.1491, 0.3095, 0.5414])):
+        e = np.tanh(A["W_s"][:, 0] * s + A["h"] @ A["W_h"].T + A["b"]) @ A["v"]   # (S,)
+        alpha = np.exp(e) / np.exp(e).sum()                                     # (S,)
+        assert np.round(alpha, 4).tolist() == article                           # the table
+        np.testing.assert_allclose(alpha, read_at([s])[1][0], rtol=1e-12)
+    c_A = read_at([-1])[1][0] @ A["h"]
+    assert np.round(c_A, 6).tolist() == [1.392334, -0.607666]                   # c_A of §6
+    assert d["temperature"]["e"] == read_at([-1])[0][0].tolist()   # 003-temperature's scores
+    rng = np.random.default_rng(d["scaling"]["seed"])
+    q, k = rng.standard_normal(256), rng.standard_normal((8, 256))              # (d,), (S, d)
+    std = scaling().values["std"]
+    assert [r["d"] for r in d["scaling"]["rows"]] == list(std) == [4, 16, 64, 256]
+    for r in d["scaling"]["rows"]:
+        np.testing.assert_allclose(r["e"], k[:, :r["d"]] @ q[:r["d"]], rtol=1e-12)
+        assert r["std"] == list(std[r["d"]]) and abs(r["std"][0] / np.sqrt(r["d"]) - 1) < .02
+    assert page().data["playgrounds"] == d
+    assert json.loads(json.dumps(d)) == d                                       # exact floats

@@ -217,3 +217,301 @@ def test_clicking_an_attention_weight_shows_its_read_and_the_formulas_numbers(br
     assert text(browser, "#info").startswith(f"n{st['node']} read  (op)  decoder/step {t}/")
     browser.screenshot(os.path.join(SHOTS, "minigrad-explore-run.png"))
     clean(browser, url)
+
+
+def models(*args):
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "models", *args], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def shown_column(browser, table, k):
+    """The numbers of a heatmap's k-th aid column (0: the row sums Σ, 1: the entropies H)."""
+    return [float(x) for x in browser.eval(
+        f"Array.from(document.querySelectorAll('#{table} tr'), r => r.querySelectorAll('th.aid')"
+        f"[{k}]).slice(1).map(c => c.textContent)")]
+
+
+def test_the_training_slider_replays_alpha_from_uniform_to_diagonal(browser, tmp_path):
+    run = tmp_path / "copy"
+    models("train", "--task", "copy", "--n-train", "1500", "--n-val", "100", "--max-len", "6",
+           "--embed", "16", "--hidden", "32", "--dec-hidden", "32", "--attn", "32",
+           "--batch-size", "32", "--epochs", "8", "--out", str(run))
+    models("explore", str(run))
+    url = (run / "explore.html").as_uri()
+    browser.open(url)
+    d = json.loads(browser.eval("document.getElementById('data').textContent"))
+    tr, E = d["training"], len(d["training"]["history"])
+    assert [e for e, _ in tr["alpha"]] == list(range(E + 1))     # epoch 0 (untrained) .. E
+    assert browser.eval("document.querySelectorAll('#curves polyline').length") == 2
+    assert browser.eval("document.querySelectorAll('#curves circle').length") == 2 * E
+    slide = "{{ const s = document.getElementById('epoch'); s.value = {}; " \
+            "s.dispatchEvent(new Event('input')) }}"
+    colours = "Array.from(document.querySelectorAll('#train-att td'), c => c.style.background)"
+    mark = "document.getElementById('epoch-mark').getAttribute('x1')"
+    browser.eval("document.getElementById('training').scrollIntoView()")
+    for e in (E, 0):
+        browser.eval(slide.format(e))
+        alpha = np.array(tr["alpha"][e][1])                                     # (T, S)
+        H = -np.sum(np.where(alpha > 0, alpha * np.log(np.maximum(alpha, 1e-300)), 0), axis=1)
+        assert shown_column(browser, "train-att", 1) == pytest.approx(H, abs=0.006)
+        assert shown_column(browser, "train-att", 0) == [1.0] * len(alpha)    # Σ_j α_tj
+        dots = browser.eval("Array.from(document.querySelectorAll('#train-att td.max'), "
+                            "c => +c.getAttribute('data-col'))")
+        assert dots == np.argmax(alpha, axis=1).tolist()
+        label = text(browser, "#epoch-label")
+        if e:
+            loss, exact = tr["history"][e - 1][1:]
+            assert label == f"epoch {e}: loss {loss:g}, held-out exact match {exact:g}"
+            trained, x_trained = browser.eval(colours), float(browser.eval(mark))
+            browser.screenshot(os.path.join(SHOTS, "minigrad-explore-training-last.png"))
+    assert label.startswith("epoch 0: untrained")
+    assert np.all(H > 0.9 * np.log(alpha.shape[1]))                 # near uniform untrained
+    assert browser.eval(colours) != trained
+    assert float(browser.eval(mark)) < x_trained                    # the curves' epoch marker
+    assert "000 §4.3" in text(browser, "#training .source")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-training-0.png"))
+    clean(browser, url)
+
+
+def test_the_reading_aids_equal_the_inspect_commands_numbers(browser, tmp_path):
+    from models.app.checkpoint import load_checkpoint
+    from models.app.data import make_task
+    from models.app.diagnose import measure
+    from models.app.train_config import TrainConfig, seeds
+    run = tmp_path / "dates"
+    models("train", "--task", "dates", "--n-train", "200", "--n-val", "20", "--epochs", "2",
+           "--batch-size", "50", "--out", str(run))
+    models("explore", str(run))
+    url = (run / "explore.html").as_uri()
+    browser.open(url)
+    model, src_vocab, tgt_vocab, index = load_checkpoint(run)
+    c = TrainConfig.from_dict(index["train"])
+    pair = make_task(c.task, seeds(c.seed)[0], c.n_train, c.n_val, c.min_len, c.max_len).val[0]
+    m = measure(model, src_vocab, tgt_vocab, [pair])                 # what `inspect` reports
+    a = json.loads(browser.eval("document.getElementById('data').textContent"))["attention"]
+    shown = lambda cls: text(browser, f"#attention .aids .{cls}")  # noqa: E731
+    h, u = map(float, re.search(r"mean (\S+) nats; uniform ln S = (\S+),", shown("entropy"))
+               .groups())
+    assert h / u == pytest.approx(m["entropy"], abs=1e-3)         # H_t / ln S, as inspect's
+    assert u == pytest.approx(np.log(m["S"][0]), abs=1e-3)
+    assert float(re.search(r"step: (\S+) ", shown("eos")).group(1)) == pytest.approx(
+        m["eos_mass"], abs=2e-3)
+    lo, hi = map(float, re.search(r"α_tj: (\S+) … (\S+) ", shown("rowsum")).groups())
+    assert 1 - 1e-4 <= lo <= hi <= 1 + 1e-4
+    path = [a["src"][j] for j in np.argmax(m["alpha"][0], axis=1)]
+    assert shown("path") == "argmax path (•): " + " ".join(path)
+    assert "003 §6" in shown("source") and '"lazy"' in shown("source")
+    browser.eval("document.getElementById('attention').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-aids.png"))
+    clean(browser, url)
+
+
+def test_a_run_without_epoch_history_says_so_in_either_language(browser, tmp_path):
+    from minigrad import i18n
+    from models.app.data import make_task
+    from models.app.explore import explore_pair
+    from models.seq2seq import ModelConfig, Seq2Seq
+    task = make_task("copy", np.random.default_rng(0), 4, 2, 3, 5)
+    model = Seq2Seq(ModelConfig(len(task.src_vocab), len(task.tgt_vocab), embed=8, hidden=8,
+                                dec_hidden=8, attn=8), np.random.default_rng(1))
+    for lang, words in (("en", "This run saved no epoch history."), ("zh", "这次运行没有保存")):
+        i18n.set_language(lang)
+        try:
+            page = explore_pair(model, task.src_vocab, task.tgt_vocab, task.val[0], "<b>x</b>")
+        finally:
+            i18n.set_language("en")
+        page.data["training"] = {"history": [], "alpha": [[0, page.data["attention"]["alpha"]]]}
+        evil = page.data["attention"]["src"][0] = "<img src=x onerror=alert(1)>"  # a label
+        url = show(browser, page, tmp_path, f"{lang}.html")
+        assert browser.eval("document.querySelectorAll('img').length") == 0
+        assert text(browser, '#train-att th[data-col="0"]') == evil
+        assert text(browser, "#no-history").startswith(words)
+        assert browser.eval("document.getElementById('no-align') !== null")
+        assert browser.eval("document.querySelectorAll('#curves').length") == 0
+        assert browser.eval("document.getElementById('epoch').max") == "0"
+        if lang == "zh":
+            assert text(browser, "#training h2").startswith("训练")
+            assert "行和" in text(browser, "#attention .rowsum")
+            browser.eval("document.getElementById('training').scrollIntoView()")
+            browser.screenshot(os.path.join(SHOTS, "minigrad-explore-training-zh.png"))
+        clean(browser, url)
+
+
+def test_source_004s_page_links_each_weight_to_its_softmax_and_formula(browser, tmp_path):
+    from attention.demos.explore_004 import page
+    p = page()
+    a = p.data["attention"]
+    url = show(browser, p, tmp_path, "004.html")
+    assert browser.eval("document.querySelectorAll('#att td').length") == 2 * 3
+    for t, j in ((0, 1), (1, 2)):
+        cell = f'#att td[data-row="{t}"][data-col="{j}"]'
+        browser.mouse(cell)
+        info = text(browser, "#att-info")
+        assert info.startswith(f"step {t}: {a['tgt'][t]} ← {a['src'][j]}")
+        engine = float(re.search(r"^the engine's ∂L/∂e = (\S+)$", info, re.M).group(1))
+        formula = float(re.search(r"^∂L/∂e = α \(g·h_j − g·c_t\) = (\S+)$", info, re.M).group(1))
+        assert engine == pytest.approx(a["steps"][t]["de"][j]) and formula == pytest.approx(
+            engine, rel=1e-4)
+        browser.mouse(cell, "click")
+        assert text(browser, "#info").startswith(f"n{a['steps'][t]['node']} α = softmax")
+    assert browser.eval("document.querySelectorAll('#att td.max').length") == 2  # argmax path
+    assert text(browser, "#attention .path") == "argmax path (•): I cats"
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-004.png"))
+    clean(browser, url)
+
+
+def test_a_transformers_heads_are_shown_one_by_one_with_their_aids(browser, tmp_path):
+    from test_explore_models import transformer_page
+    page = transformer_page()[0]
+    heads = page.data["attention"]["heads"]
+    url = show(browser, page, tmp_path, "transformer.html")
+    assert browser.eval("Array.from(document.getElementById('att-head').options, "
+                        "o => o.textContent)")[1:] == [
+        "α of layer 1, head 1", "α of layer 1, head 2", "α of layer 2, head 1",
+        "α of layer 2, head 2"]
+    for l, k, t, j in ((0, 1, 1, 2), (1, 0, 2, 1)):
+        browser.eval(f"{{ const h = document.getElementById('att-head'); h.value = '{l} {k}'; "
+                     f"h.dispatchEvent(new Event('change')) }}")
+        alpha = np.array(heads[l][k])                                        # (T, S)
+        H = -np.sum(alpha * np.log(alpha), axis=1)
+        assert shown_column(browser, "att", 1) == pytest.approx(H, abs=0.006)
+        browser.mouse(f'#att td[data-row="{t}"][data-col="{j}"]')
+        assert f"α = {alpha[t, j]:.6g}" in text(browser, "#att-info")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-heads.png"))
+    clean(browser, url)
+
+
+# ---- the formula playgrounds of source 004's page -------------------------------------------
+def slide(browser, name, value):
+    """Move playground ``name``'s slider to ``value`` (as dragging it does: an input event);
+    returns its value as the page has it and the table's numbers, rows by columns."""
+    at = browser.eval(f"(() => {{ const i = document.getElementById('play-{name}-x');"
+                      f"i.value = {value!r}; i.dispatchEvent(new Event('input'));"
+                      f"return i.value; }})()")
+    table = browser.eval(f"[...document.querySelectorAll('#play-{name} tr')].slice(1).map("
+                         f"r => [...r.querySelectorAll('td')].map(td => td.textContent))")
+    return float(at), np.array(table, dtype=float).T, text(browser, f"#play-{name} .notes")
+
+
+def shown(pattern, notes):
+    return [float(x) for x in re.search(pattern, notes).groups()]
+
+
+@pytest.fixture(scope="module")
+def play_page(tmp_path_factory):
+    from attention.demos.explore_004 import page
+    return page()
+
+
+def test_the_scorer_playground_recomputes_source_004s_read_for_any_state(browser, play_page,
+                                                                         tmp_path):
+    from attention.demos.source_004 import SOURCES, read_at
+    from attention.read import score_grad
+    url = show(browser, play_page, tmp_path, "004.html")
+    assert text(browser, "#play-004 h3").startswith("Source 004 §6: e_j = vᵀtanh(W_s s")
+    for s in (-1, 1, 0.37, -3, 2.5, 0):
+        at, (e, alpha, de), notes = slide(browser, "004", s)
+        assert at == s and text(browser, "#play-004 .at") == f"decoder state s = {s:g}"
+        scores, weights, c = read_at([s])                                # (1, S), (1, S), (1, D)
+        formula = score_grad(weights, SOURCES[None], c, np.array([[1.0, 0.5]]))[0]  # (S,)
+        np.testing.assert_allclose(e, scores[0], atol=1e-6)
+        np.testing.assert_allclose(alpha, weights[0], atol=1e-6)
+        np.testing.assert_allclose(de, formula, atol=1e-6)
+        np.testing.assert_allclose(shown(r"\(([-\d.]+), ([-\d.]+)\)", notes), c[0], atol=1e-6)
+        if abs(s) == 1:                                                  # the article's table
+            assert np.round(alpha, 4).tolist() == ([0.5414, 0.3095, 0.1491][::int(-s)])
+    browser.eval("document.getElementById('play-004').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-play-004.png"))
+    before = text(browser, "#at")                # a slider's arrow keys move it, not the stepper
+    browser.eval("document.getElementById('play-004-x').focus()")
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", type=kind, key="ArrowRight", code="ArrowRight",
+                     windowsVirtualKeyCode=39)
+    assert browser.eval("document.getElementById('play-004-x').value") == "0.01"
+    assert text(browser, "#at") == before and "s = 0.01" in text(browser, "#play-004 .at")
+    clean(browser, url)
+
+
+def test_the_temperature_playground_recomputes_softmax_e_over_T_and_its_entropy(browser,
+                                                                               play_page,
+                                                                               tmp_path):
+    from attention.demos.source_004 import read_at
+    from attention.demos.temperature import entropy
+    from attention.masking import masked_softmax
+    url = show(browser, play_page, tmp_path, "004.html")
+    assert text(browser, "#play-003 h3").startswith("Source 003 §6: temperature")
+    e = read_at([-1])[0]                                                 # (1, S): 003's scores
+    last = None
+    for x in (-2, -1, 0, 0.37, 2):                                       # T = 2^x: 0.25 … 4
+        T = 2.0 ** x
+        at, (shown_e, scaled, alpha), notes = slide(browser, "003", x)
+        assert at == x and float(re.search(r"T = (\S+)", text(browser, "#play-003 .at"))
+                                 .group(1)) == pytest.approx(T, abs=1e-6)
+        weights = masked_softmax(e, temperature=T).data                  # (1, S)
+        np.testing.assert_allclose(scaled, e[0] / T, atol=1e-6)
+        np.testing.assert_allclose(alpha, weights[0], atol=1e-6)
+        h, top = shown(r"H = −Σ_j α_j ln α_j = ([\d.]+) nats.*largest α = ([\d.]+)", notes)
+        assert h == pytest.approx(entropy(weights)[0], abs=1e-6)
+        assert top == pytest.approx(weights.max(), abs=1e-6)
+        assert last is None or h > last                                  # higher T: flatter
+        last = h
+    browser.eval("document.getElementById('play-003').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-play-003.png"))
+    clean(browser, url)
+
+
+def test_the_scaling_playground_shows_raw_scores_saturating_softmax_as_d_grows(browser,
+                                                                              play_page,
+                                                                              tmp_path):
+    from attention.demos.source_000 import scaling
+    from attention.demos.temperature import entropy
+    from attention.masking import masked_softmax
+    from attention.scores import DotScore, ScaledDotScore
+    url = show(browser, play_page, tmp_path, "004.html")
+    assert text(browser, "#play-000 h3").startswith("Source 000 §2.3: for q, k ~ N(0, I_d)")
+    rng = np.random.default_rng(0)                                       # the page's sample
+    q, k = rng.standard_normal((1, 256)), rng.standard_normal((1, 8, 256))  # (1, d), (1, S, d)
+    std = scaling().values["std"]
+    for i, d in enumerate((4, 16, 64, 256)):
+        at, (raw, alpha, scaled, beta), notes = slide(browser, "000", i)
+        assert text(browser, "#play-000 .at") == f"d = {d}, √d = {np.sqrt(d):g}"
+        e = DotScore()(q[:, :d], k[..., :d])                            # (1, S)
+        sm, ssm = masked_softmax(e).data, masked_softmax(ScaledDotScore()(q[:, :d], k[..., :d]))
+        np.testing.assert_allclose(raw, e.data[0], atol=1e-6)
+        np.testing.assert_allclose(scaled, e.data[0] / np.sqrt(d), atol=1e-6)
+        np.testing.assert_allclose(alpha, sm[0], atol=1e-6)
+        np.testing.assert_allclose(beta, ssm.data[0], atol=1e-6)
+        m, ms, h, hs = shown(r"largest α: ([\d.]+) unscaled, ([\d.]+) scaled; entropy: ([\d.]+) "
+                             r"unscaled, ([\d.]+) scaled", notes)
+        np.testing.assert_allclose([m, ms], [sm.max(), ssm.data.max()], atol=1e-6)
+        np.testing.assert_allclose([h, hs], [entropy(sm)[0], entropy(ssm.data)[0]], atol=1e-6)
+        np.testing.assert_allclose(shown(r"std\(q·k\) = ([\d.]+) .*std\(q·k/√d\) = ([\d.]+)",
+                                         notes), std[d], rtol=1e-3)     # 000-scaling's numbers
+    assert m > 0.99 and ms < 0.9                  # at d = 256 raw scores saturate; scaled do not
+    browser.eval("document.getElementById('playgrounds').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-play-000.png"))
+    clean(browser, url)
+
+
+def test_the_playgrounds_speak_chinese(browser, tmp_path):
+    from attention.demos.explore_004 import page
+    from minigrad import i18n
+    i18n.set_language("zh")
+    try:
+        url = show(browser, page(), tmp_path, "004-zh.html")
+    finally:
+        i18n.set_language("en")
+    assert text(browser, "#playgrounds h2") == "公式实验：拖动滑块，页面重新计算公式"
+    assert text(browser, "#play-004 h3").startswith("来源 004 §6：")
+    assert text(browser, "#play-003 h3").startswith("来源 003 §6：温度")
+    assert text(browser, "#play-000 h3").startswith("来源 000 §2.3：")
+    slide(browser, "003", 2)
+    assert text(browser, "#play-003 .at") == "温度 T = 4（T < 1 更尖锐，T > 1 更平缓）"
+    assert text(browser, "#play-003 .notes").startswith("熵 H = ")
+    browser.eval("document.getElementById('playgrounds').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-play-zh.png"))
+    clean(browser, url)

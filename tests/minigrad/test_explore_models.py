@@ -87,3 +87,87 @@ def test_a_1200_node_seq2seq_loss_fits_in_one_megabyte():
     page = explore(loss, tr)
     assert len(page.data["nodes"]) >= 1200 and len(page.html.encode()) <= 1_000_000
     assert page.data["naive"] == []                                       # too big to replay
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    """Two epochs of a tiny copy run, saved: its history records keep the first pair's α."""
+    from models.app.train import Trainer
+    from models.app.train_config import TrainConfig
+    folder = tmp_path_factory.mktemp("tiny") / "copy"
+    trainer = Trainer.create(TrainConfig(task="copy", n_train=40, n_val=4, max_len=5, epochs=2,
+                                         batch_size=20, target=2.0),
+                             dict(embed=8, hidden=8, dec_hidden=8, attn=8))
+    trainer.run(log=lambda line: None, folder=str(folder))
+    return trainer, folder
+
+
+def test_each_epoch_keeps_the_first_held_out_pairs_alignment(tiny_run):
+    from models.app.train import first_alignment
+    trainer, _folder = tiny_run
+    history = trainer.state.history
+    assert [h["epoch"] for h in history] == [1, 2] and all("alpha" in h for h in history)
+    src, tgt = trainer.data.val[0]
+    assert np.shape(history[-1]["alpha"]) == (len(tgt) + 1, len(src) + 1)   # + <eos>
+    np.testing.assert_allclose(history[-1]["alpha"], first_alignment(trainer.model, trainer.data),
+                               atol=0)                                       # the last weights'
+    np.testing.assert_allclose(np.sum(history[-1]["alpha"], axis=1), 1, atol=3e-3)
+    trainer.model.train()
+    first_alignment(trainer.model, trainer.data)                 # in eval mode, then back
+    assert trainer.model.training
+
+
+def test_the_training_panel_holds_the_history_and_alpha_from_epoch_0(tiny_run):
+    from models.app.explore import explore_run
+    from models.app.train import first_alignment
+    from models.app.train_config import seeds
+    trainer, folder = tiny_run
+    d = explore_run(str(folder)).data
+    tr, a = d["training"], d["attention"]
+    assert set(tr) == {"history", "alpha"}
+    assert tr["history"] == [[h["epoch"], round(h["loss"], 3), round(h["val_exact"], 3)]
+                             for h in trainer.state.history]
+    assert [e for e, _ in tr["alpha"]] == [0, 1, 2]
+    assert tr["alpha"][1:] == [[h["epoch"], h["alpha"]] for h in trainer.state.history]
+    untrained = Seq2Seq(trainer.model.config, seeds(trainer.config.seed)[1])   # as create() did
+    assert tr["alpha"][0][1] == first_alignment(untrained, trainer.data)
+    np.testing.assert_allclose(tr["alpha"][-1][1], a["alpha"], atol=2e-3)  # the same pair
+    assert data_of(explore_run(str(folder)).html)["training"] == tr
+
+
+def test_a_damaged_or_old_history_cannot_break_the_page():
+    from models.app.explore import training_panel
+    task = make_task("copy", np.random.default_rng(0), 4, 2, 3, 5)
+    model = Seq2Seq(ModelConfig(len(task.src_vocab), len(task.tgt_vocab), embed=8, hidden=8,
+                                dec_hidden=8, attn=8), np.random.default_rng(1))
+    shape = (len(task.val[0][1]) + 1, len(task.val[0][0]) + 1)
+    good = np.full(shape, 1 / shape[1]).tolist()
+    state = {"history": [{"epoch": 1, "loss": float("nan"), "val_exact": 0.5},  # an old run:
+                         {"epoch": 2, "loss": 1.0, "val_exact": "x", "alpha": [[1, 2], [3]]},
+                         {"epoch": 3, "loss": 0.5, "val_exact": 1.0, "alpha": good},
+                         {"epoch": "<b>", "loss": 0.1, "val_exact": 1.0, "alpha": good}, 7]}
+    tr = training_panel(state, model, task, shape)
+    assert tr["history"] == [[1, None, 0.5], [2, 1.0, None], [3, 0.5, 1.0]]
+    assert [e for e, _ in tr["alpha"]] == [0, 3]                 # ragged and unnamed: left out
+    json.dumps(tr, allow_nan=False)                               # strict JSON: no NaN
+    assert training_panel({}, model, task, shape)["history"] == []
+
+
+def transformer_page():
+    task = make_task("copy", np.random.default_rng(0), 4, 2, 3, 5)
+    model = Seq2Seq(ModelConfig(len(task.src_vocab), len(task.tgt_vocab), decoder="transformer",
+                                layers=2, heads=2, d_model=8, ff=16), np.random.default_rng(1))
+    model.eval()
+    return explore_pair(model, task.src_vocab, task.tgt_vocab, task.val[0], "t"), model
+
+
+def test_a_transformers_page_holds_each_layers_cross_attention_head_by_head():
+    page, model = transformer_page()
+    a = page.data["attention"]
+    T, S = np.shape(a["alpha"])
+    heads = np.array(a["heads"])                                          # (layers, h, T, S)
+    assert heads.shape == (2, 2, T, S) and a["steps"] == []
+    np.testing.assert_allclose(heads.mean(axis=1)[-1], a["alpha"], atol=1e-6)  # forward's α:
+    np.testing.assert_allclose(heads.sum(axis=-1), 1, rtol=1e-5)        # the last layer's mean
+    assert not np.allclose(heads[-1, 0], heads[-1, 1], atol=1e-4)        # two heads, not one
+    assert data_of(page.html)["attention"]["heads"] == a["heads"]
