@@ -12,12 +12,13 @@ from minigrad.autograd import grad
 from minigrad.tensor import Tensor, tensor
 from minigrad.ops import (add, sub, mul, div, neg, pow, power, astype, exp, log, sqrt, tanh,
                           sigmoid, relu, sum, mean, matmul)
-from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, squeeze, broadcast_to,
-                                concatenate, stack, split, getitem, scatter, where, masked_fill)
+from minigrad.shape_ops import (reshape, transpose, swapaxes, expand_dims, broadcast_to,
+                                concatenate, stack, getitem, scatter, where, masked_fill)
 from minigrad.catalogue import (abs, rpow, logsumexp, sign, sin, cos, log1p, expm1, erf, maximum,
                                 minimum, clip, max, min, prod, var, std, argmax, argmin, cumsum,
                                 outer, tensordot, einsum,
-                                tril, triu, take_along_axis, pad, repeat, tile)
+                                tril, triu, take_along_axis, pad, repeat, tile, ravel, squeeze,
+                                split)
 from minigrad.serialization import save, load
 from minigrad import catalogue, functional, init, nn, optim
 

@@ -7,7 +7,6 @@ import itertools
 
 import numpy as np
 
-from minigrad.catalogue import ravel, split, squeeze  # noqa: F401  (no model uses them)
 from minigrad.checks import mismatch
 from minigrad.engine import Tensor
 from minigrad.ops import as_tensor, as_tensors, boolean_mask, normalize_axes, normalize_axis, pair

@@ -161,12 +161,12 @@ _METHODS = {
     "__array_function__": numpy_functions.array_function,
     "all": lambda self, *a, **k: self.data.all(*a, **k),  # booleans: no graph, as comparisons
     "any": lambda self, *a, **k: self.data.any(*a, **k),
-    "reshape": _reshape, "transpose": _transpose, "flatten": shape_ops.ravel,
+    "reshape": _reshape, "transpose": _transpose, "flatten": catalogue.ravel,
 }
 for _module, _names in ((ops, "astype exp log sqrt tanh sigmoid relu sum mean"),  # t.f(): f(t)
                         (catalogue, "logsumexp max min prod var std abs sign sin cos log1p expm1 "
-                                    "clip argmax argmin cumsum erf repeat"),
-                        (shape_ops, "ravel swapaxes expand_dims squeeze broadcast_to masked_fill")):
+                                    "clip argmax argmin cumsum erf repeat ravel squeeze"),
+                        (shape_ops, "swapaxes expand_dims broadcast_to masked_fill")):
     _METHODS.update({name: getattr(_module, name) for name in _names.split()})
 for _name, _op in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("truediv", ops.div),
                    ("matmul", ops.matmul)):  # t + u, and u + t (u: a number or an array)

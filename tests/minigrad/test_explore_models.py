@@ -39,6 +39,21 @@ def test_the_attention_panel_holds_alpha_and_the_read_formula_with_the_engines_n
     assert data_of(page.html)["attention"] == a
 
 
+@pytest.mark.parametrize("decoder, score", [("luong", "dot"), ("luong", "general"),
+                                            ("luong", "concat"), ("luong", "local-m")])
+def test_every_luong_score_links_each_weight_to_its_read_and_formula(decoder, score):
+    task = make_task("dates", np.random.default_rng(0), 4, 2, 3, 10)
+    config = ModelConfig(len(task.src_vocab), len(task.tgt_vocab), embed=8, hidden=8,
+                         dec_hidden=16, attn=8, decoder=decoder, score=score)
+    pair = task.val[0]
+    a = explore_pair(Seq2Seq(config, np.random.default_rng(1)), task.src_vocab, task.tgt_vocab,
+                     pair, "t").data["attention"]
+    assert len(a["steps"]) == len(a["alpha"]) == len(pair[1]) + 1
+    for alpha, st in zip(a["alpha"], a["steps"]):
+        np.testing.assert_allclose(np.array(alpha) * (np.array(st["gh"]) - st["gc"][0]),
+                                   st["de"], rtol=1e-4, atol=1e-9)   # α_j g·(h_j − c)
+
+
 def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "models", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300)
