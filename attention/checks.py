@@ -31,8 +31,8 @@ def check_options(op: str, **options) -> None:
         valid, what = OPTIONS[name]
         if not valid(value):
             rng = isinstance(value, np.random.Generator)                # a positional rng
-            raise ValueError(f"{op}: {name} must be {what}, got {value!r}"
-                             + " (rng is keyword-only: rng=...)" * rng)
+            hint = " (rng is keyword-only: rng=...)" if rng else ""
+            raise ValueError(f"{op}: {name} must be {what}, got {value!r}{hint}")
 
 
 def check_temperature(who: str, temperature) -> float:

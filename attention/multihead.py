@@ -68,7 +68,8 @@ class MultiHeadAttention(Module):
                              f"num_heads {num_heads}")
         check_options("MultiHeadAttention", dropout=dropout)
         rng = init.generator("MultiHeadAttention", rng)
-        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, float(dropout)
+        self.embed_dim, self.num_heads = embed_dim, num_heads
+        self.dropout = float(dropout)
         self.W_q, self.W_k, self.W_v, self.W_o = (Linear(embed_dim, embed_dim, rng=rng, dtype=dtype)
                                                   for _ in range(4))
 

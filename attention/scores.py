@@ -241,5 +241,7 @@ class Attention(AttentionBase):
     def __init__(self, score: Module, temperature: float = 1.0, dropout: float = 0.0,
                  window: int | None = None):
         check_options(type(self).__name__, temperature=temperature, dropout=dropout, window=window)
-        self.score, self.window = score, window
-        self.temperature, self.dropout = float(temperature), float(dropout)
+        self.score = score
+        self.temperature = float(temperature)
+        self.dropout = float(dropout)
+        self.window = window

@@ -385,6 +385,9 @@ def split(x, indices_or_sections, axis: int = 0) -> list:
     except (ValueError, ZeroDivisionError):
         raise ValueError(f"split: axis {axis} of shape {x.shape} does not divide into "
                          f"{indices_or_sections} equal sections") from None
+    except TypeError:  # NumPy's: indices that are not ints
+        raise TypeError(f"split: indices_or_sections must be an int or ints, got "
+                        f"{indices_or_sections!r}") from None
     before = (slice(None),) * axis
     return [x[before + (slice(p[0], p[-1] + 1) if p.size else slice(0, 0),)] for p in pieces]
 

@@ -94,7 +94,8 @@ FREED = lambda xp, g, out, *inputs: None  # noqa: E731  (a freed node's VJP: ref
 
 
 def topological_order(roots) -> list:
-    """Every node reachable from ``roots``, each after its parents: depth first, no recursion."""
+    """Every node reachable from ``roots``, each after all of its parents: a depth-first search
+    with an explicit stack of (node, iterator over its parents), no recursion."""
     order, seen = [], set()
     for root in roots:
         stack = [] if root in seen else [(root, iter(root._parents))]

@@ -128,7 +128,8 @@ def softmax_array(x: np.ndarray, axis: int = -1, mask=None) -> np.ndarray:
 
 
 def softmax_vjp(y: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
-    """dL/dx = (diag(y) − y yᵀ) g = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x), no matrix built."""
+    """dL/dx = (diag(y) − y yᵀ) g = y ⊙ (g − Σ_j g_j y_j) for y = softmax(x), no matrix built
+    (masked entries, y_j = 0, get 0)."""
     return y * (g - (g * y).sum(axis=axis, keepdims=True))
 
 

@@ -44,13 +44,15 @@ class Module:
                     yield from value._walk(f"{prefix}{name}.", seen)
 
     def named_parameters(self, prefix: str = "") -> list:
+        """``(dotted name, Parameter)`` for this module and all submodules, once each (a shared
+        weight under its first name)."""
         return [(name, p) for name, p in self._walk(prefix) if isinstance(p, Parameter)]
 
     def parameters(self) -> list:
         return [p for _, p in self.named_parameters()]
 
     def modules(self) -> list:
-        """This module and every submodule, depth first."""
+        """This module and every submodule, depth first, once each."""
         return [self] + [m for _, m in self._walk() if isinstance(m, Module)]
 
     def __repr__(self) -> str:

@@ -71,8 +71,9 @@ def normalize_axis(axis, shape: tuple, op: str, ndim: int | None = None) -> int:
 
 
 def normalize_axes(axis, shape: tuple, op: str, ndim: int | None = None) -> tuple:
-    """``axis`` (None: every axis; an int; a sequence of ints) as sorted distinct axes; as in
-    NumPy's reductions, a 0-d input takes axis 0 or −1 (as None)."""
+    """``axis`` (None: every axis; an int; a sequence of ints) as sorted distinct axes. A 0-d
+    input takes the int axis 0 or −1 (as None), as NumPy's sum and PyTorch's dim= do (NumPy's
+    mean, var and std refuse it)."""
     n = len(shape) if ndim is None else ndim
     if axis is None or n == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1):
         return tuple(range(n))
@@ -181,9 +182,12 @@ def pow(x, exponent) -> Tensor:
     if isinstance(exponent, Tensor) or np.ndim(exponent) != 0:
         return power(x, exponent)
     x = as_tensor(x)
-    p = _scalar_exponent(x, exponent)  # p = 0: x^0 = 1 is constant, not p x^(p-1) = 0 · ∞ at 0
-    return Tensor._from_op(x.data ** p, (x,), lambda xp, g, out, x: (
-        g * (p * x ** (p - 1)) if p != 0 else xp.zeros_like(g),), "pow")
+    p = _scalar_exponent(x, exponent)
+    def vjp(xp, g, out, x):
+        if p == 0:  # x^0 = 1 is constant; p x^(p-1) would be 0 · ∞ = NaN at x = 0
+            return (xp.zeros_like(g),)
+        return (g * (p * x ** (p - 1)),)                            # d/dx x^p = p x^(p-1)
+    return Tensor._from_op(x.data ** p, (x,), vjp, "pow")
 
 
 def power(x, y) -> Tensor:

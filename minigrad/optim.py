@@ -25,7 +25,8 @@ def _number(who: str, name: str, value, interval: str):
 
 class Optimizer:
     def __init__(self, params, lr: float):
-        who, self.params = type(self).__name__, list(params)
+        who = type(self).__name__
+        self.params = list(params)
         if not self.params:
             raise ValueError(f"{who}: got an empty parameter list")
         first = {}  # id -> first index: a parameter listed twice would be stepped twice

@@ -163,11 +163,14 @@ _METHODS = {
     "any": lambda self, *a, **k: self.data.any(*a, **k),
     "reshape": _reshape, "transpose": _transpose, "flatten": catalogue.ravel,
 }
-for _module, _names in ((ops, "astype exp log sqrt tanh sigmoid relu sum mean"),  # t.f(): f(t)
-                        (catalogue, "logsumexp max min prod var std abs sign sin cos log1p expm1 "
-                                    "clip argmax argmin cumsum erf repeat ravel squeeze"),
-                        (shape_ops, "swapaxes expand_dims broadcast_to masked_fill")):
-    _METHODS.update({name: getattr(_module, name) for name in _names.split()})
+for _op in (ops.astype, ops.exp, ops.log, ops.sqrt, ops.tanh, ops.sigmoid, ops.relu, ops.sum,
+            ops.mean, catalogue.logsumexp, catalogue.max, catalogue.min, catalogue.prod,
+            catalogue.var, catalogue.std, catalogue.abs, catalogue.sign, catalogue.sin,
+            catalogue.cos, catalogue.log1p, catalogue.expm1, catalogue.clip, catalogue.argmax,
+            catalogue.argmin, catalogue.cumsum, catalogue.erf, catalogue.repeat, catalogue.ravel,
+            catalogue.squeeze, shape_ops.swapaxes, shape_ops.expand_dims, shape_ops.broadcast_to,
+            shape_ops.masked_fill):
+    _METHODS[_op.__name__] = _op  # t.f(...) is f(t, ...)
 for _name, _op in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("truediv", ops.div),
                    ("matmul", ops.matmul)):  # t + u, and u + t (u: a number or an array)
     _METHODS[f"__{_name}__"] = _op

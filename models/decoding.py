@@ -52,9 +52,8 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
         scores = np.full((B, K), -np.inf)                              # (B, K) total log p
         scores[:, 0] = 0.0                                            # one live hypothesis at first
         finished = np.zeros((B, K), dtype=bool)                        # (B, K)
-        dtype = model.decoder.out.weight.dtype
-        paths = [np.zeros((B, K, 0), np.int64), np.zeros((B, K, 0)),   # tokens, log p (B, K, t)
-                 np.zeros((B, K, 0, src.shape[1]), dtype)]             # α (B, K, t, S)
+        tokens, logps = np.zeros((B, K, 0), np.int64), np.zeros((B, K, 0))  # (B, K, t) each
+        alphas = np.zeros((B, K, 0, src.shape[1]), model.decoder.out.weight.dtype)  # (B, K, t, S)
         y = np.full(B * K, BOS, dtype=np.int64)                        # (B·K,)
         for t in range(max_len):
             state, features, alpha = model.decoder.step(y, state, ctx, t)
@@ -67,17 +66,19 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
             beam, tok = top // V, top % V                              # (B, K) each
             scores = np.take_along_axis(cand, top, axis=1)             # (B, K)
             state = tuple(s[(first * K + beam).reshape(-1)] for s in state)  # each (B·K, ·)
-            new = [tok[:, :, None], logp[first, beam, tok][:, :, None]]  # (B, K, 1) each
-            if alpha is not None:
-                new.append(alpha.data.reshape(B, K, 1, -1)[first, beam])  # (B, K, 1, S)
-            paths = [np.concatenate([p[first, beam], n], axis=2) for p, n in zip(paths, new)]
+            def grow(path, step):  # each hypothesis's path so far, then this step (axis 2)
+                return np.concatenate([path[first, beam], step], axis=2)
+            tokens = grow(tokens, tok[:, :, None])                      # (B, K, t+1)
+            logps = grow(logps, logp[first, beam, tok][:, :, None])     # (B, K, t+1)
+            if alpha is not None:                                      # α (B, K, t+1, S)
+                alphas = grow(alphas, alpha.data.reshape(B, K, 1, -1)[first, beam])
             finished = finished[first, beam] | (tok == EOS)            # (B, K)
             y = tok.reshape(-1)                                        # (B·K,)
             if finished.all():
                 break
-    tokens, logps, *alphas = paths                                     # alphas: [] without α
     pick = (np.arange(B), _best(scores, finished, tokens, logps, src_mask, length_penalty, accept))
-    return _results(tokens[pick], alphas[0][pick] if alphas else None, logps[pick], src_mask)
+    weights = None if alpha is None else alphas[pick]                  # (B, L, S)
+    return _results(tokens[pick], weights, logps[pick], src_mask)
 
 
 @contextmanager

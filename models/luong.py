@@ -39,9 +39,9 @@ CELLS = ("gru", "lstm")
 
 class LuongDecoder(Decoder):
     """Luong's decoder with a GRU (default) or an LSTM (``cell="lstm"``, as in the paper).
-    State: ``(s,)`` for the GRU, ``(h, c)`` for the LSTM, then h̃ with input feeding; s_0 as in
-    ``BahdanauDecoder``, the LSTM's memory and h̃_0 at 0. ``attention``: the options of global
-    ``attention.Attention``.
+    State: ``(s,)`` for the GRU, ``(h, c)`` for the LSTM, then h̃ with input feeding;
+    ``s_0 = tanh(W_init · mean_j h_j + b_init)`` as in ``BahdanauDecoder``, the LSTM's memory and
+    h̃_0 at 0. ``attention``: the options of global ``attention.Attention``.
     """
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_size: int, key_dim: int,

@@ -18,6 +18,8 @@ from minigrad.nn import LayerNorm, Linear, Module, check_sizes
 from minigrad.nn_ops import gelu
 
 from attention import MultiHeadAttention
+from attention.checks import check_masked, fit
+from attention.masking import causal_mask
 from models.checks import check_choice
 
 ACTIVATIONS = {"relu": mg.relu, "gelu": gelu}
@@ -70,10 +72,15 @@ class DecoderLayer(Module):
         (causal, bottom-right) and to ``memory_kv``, the cross keys and values (B, h, S, d) from
         ``cross_attn.project_kv``. Returns (y (B, T, D), the cache grown to t + T, self weights
         (B, h, T, t + T), cross weights (B, h, T, S))."""
+        fit("DecoderLayer", D=self.self_attn.embed_dim, y=(y, "B T D"))  # not an unpack error
         h = self.norm1(y)                                                # (B, T, D)
         k, v = self.self_attn.project_kv(h, h)                           # (B, h, T, d) each
         if cache is not None:                                            # (B, h, t + T, d) each
             k, v = (mg.concatenate([old, new], axis=2) for old, new in zip(cache, (k, v)))
+        else:  # the full pass: nothing hidden from a query may be inf or NaN (0 · inf = NaN)
+            future = causal_mask(y.shape[1])                             # (T, T): False = hidden
+            check_masked("DecoderLayer", "k", k, future)
+            check_masked("DecoderLayer", "values", v, future)
         a, self_weights = self.self_attn.attend(h, k, v, causal=True, rng=rng)  # (B, T, D)
         y = y + a                                                        # (B, T, D)
         c, cross_weights = self.cross_attn.attend(self.norm2(y), *memory_kv, mask=mask,

@@ -276,9 +276,14 @@ def code_lines(tree) -> set:
 
 
 def error_lines(tree, file: str) -> set:
-    """The lines that handle bad input: check definitions (``is_check``), and elsewhere every
-    ``raise`` statement with the ``if`` that guards it when that ``if`` only raises."""
+    """The lines that handle bad input: a ``checks.py`` module whole (its tables and classes too,
+    but its imports), check definitions (``is_check``), and elsewhere every ``raise`` statement
+    with the ``if`` that guards it when that ``if`` only raises."""
     found = set()
+    if file.endswith("checks.py"):
+        for node in tree.body:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.update(range(node.lineno, node.end_lineno + 1))
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_check(file, node.name):
             found.update(range(node.lineno, node.end_lineno + 1))
@@ -319,7 +324,7 @@ def rooms() -> str:
 
 # A path not yet within its budget may not grow: its ceiling is what it runs today, lowered as
 # it is cut. (Remove a path's entry when it fits its budget.)
-CEILING = {"core": 3898, "error share": 0.20}
+CEILING = {"core": 3714, "error share": 0.192}
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.scenario.__name__ for p in PATHS])
@@ -397,6 +402,8 @@ def test_the_error_share_counts_guards_and_checks_not_the_code_they_guard():
                      '\n    # a comment\n    return x\n\ndef check_x(x):\n    return x\n')
     assert code_lines(tree) == {1, 3, 4, 7, 9, 10}
     assert error_lines(tree, "m.py") == {3, 4, 9, 10}
+    table = ast.parse('import numpy\nRULES = {"p": lambda p: 0 <= p < 1}\ndef fit(x):\n    return x\n')
+    assert error_lines(table, "checks.py") & code_lines(table) == {2, 3, 4}   # a table counts
 
 
 def test_every_library_file_is_in_exactly_one_room():

@@ -247,7 +247,10 @@ function jump(i) {  // show node i: open the groups around it, mark it, scroll t
   N[i].sc.forEach((f, d) => open.add(N[i].sc.slice(0, d + 1).join(SEP)));
   hits = new Set([i]);
   render();
-  document.getElementById("n" + i).scrollIntoView({block: "center", inline: "center"});
+  const view = document.getElementById("view"), v = view.getBoundingClientRect();
+  const r = document.getElementById("n" + i).getBoundingClientRect();  // scroll the graph only:
+  view.scrollLeft += r.x + r.width / 2 - v.x - v.width / 2;           // the panel stays put
+  view.scrollTop += r.y + r.height / 2 - v.y - v.height / 2;
   showInfo({key: "n" + i, members: [i]});
 }
 
@@ -316,12 +319,16 @@ function heatmap(box, id, A, note) {  // a table; paint(M, colours) shows α = M
 }
 
 // ---- the attention panel (a trained run's page): α_tj, and ∂L/∂e_tj = α_tj g·(h_j − c_t) ----
+// A step's numbers: node (its read, or local-p's softmax), gh = g·h_j, gc = g·c_t, de = the
+// engine's ∂L/∂e_tj; local-p's also a = softmax(e_t) and G_tj, its gaussian (Luong 2015 §3.2):
+// the weight shown is α_tj G_tj and ∂L/∂e_tj = α_tj (G_tj g·h_j − g·c_t). A Transformer's
+// A.cross[l] holds layer l's read, its numbers per head k and step t: gh[k][t], gc[k][t] ...
 function attentionPanel(A) {
   const box = el("div", {id: "attention"}, undefined, side);
   el("h2", {}, S.attention, box);
   const pick = el("select", {id: "att-mode"}, undefined, box);
   el("option", {value: "alpha"}, S.alpha, pick);
-  el("option", {value: "dalpha"}, S.dalpha, pick).disabled = !A.steps.length;
+  const grad = el("option", {value: "dalpha"}, S.dalpha, pick);
   const heads = el("select", {id: "att-head"}, undefined, box);  // a Transformer: per head
   heads.hidden = !A.heads;
   el("option", {value: ""}, S.mean, heads);
@@ -329,20 +336,37 @@ function attentionPanel(A) {
     {value: l + " " + k}, fill(S.head, {l: l + 1, k: k + 1}), heads)));
   const M = () => (heads.value ? A.heads[heads.value.split(" ")[0]][heads.value.split(" ")[1]]
     : A.alpha);
+  const at = t => {  // step t's numbers for the α shown (a Transformer's: the head picked)
+    const [l, k] = heads.value.split(" ").map(Number), c = heads.value && (A.cross || [])[l];
+    return c ? {node: c.node, gh: c.gh[k][t], gc: c.gc[k][t], de: c.de[k][t], l: l + 1,
+      k: k + 1} : A.steps[t];
+  };
+  const dA = (st, j) => (st.G ? st.G[j] : 1) * st.gh[j];  // ∂L/∂α_tj
   const map = heatmap(box, "att", A, S.read003), info = el("div", {id: "att-info"}, "", box);
   box.insertBefore(info, box.querySelector(".aids"));
+  let last = null;  // the cell hovered last: a head picked shows its numbers there
+  const show = (t, j) => {
+    const st = at(t), a = M()[t][j], al = st && st.a ? st.a[j] : a;
+    last = [t, j];
+    info.textContent = fill(S.cell, {t: t, tgt: A.tgt[t], src: A.src[j], a: num(a)}) +
+      (st ? fill(st.G ? S.formulap : st.k ? S.formulav : S.formula, {a: num(al), G: st.G &&
+        num(st.G[j]), gh: num(st.gh[j]), dA: num(dA(st, j)), gc: num(st.gc[0]), l: st.l,
+        k: st.k, formula: num(al * (dA(st, j) - st.gc[0])), de: num(st.de[j])}) :
+        A.cross && A.cross.length ? S.pickhead : "");
+  };
   map.cells.forEach((row, t) => row.forEach((td, j) => {
-    td.addEventListener("click", () => { if (A.steps.length) jump(A.steps[t].node); });
-    td.addEventListener("mouseenter", () => {
-      const st = A.steps[t], a = M()[t][j];
-      info.textContent = fill(S.cell, {t: t, tgt: A.tgt[t], src: A.src[j], a: num(a)}) +
-        (st ? fill(S.formula, {gh: num(st.gh[j]), gc: num(st.gc[0]),
-          formula: num(a * (st.gh[j] - st.gc[0])), de: num(st.de[j])}) : "");
-    });
+    td.addEventListener("click", () => { if (at(t)) jump(at(t).node); });
+    td.addEventListener("mouseenter", () => show(t, j));
   }));
   const paint = () => {
-    const top = Math.max(...A.steps.map(st => Math.max(...st.gh.map(Math.abs)))) || 1;
-    map.paint(M(), pick.value === "alpha" ? null : (t, j) => A.steps[t].gh[j] / top);
+    const st0 = at(0);
+    grad.disabled = !st0;
+    grad.textContent = st0 && st0.G ? S.dalphap : st0 && st0.k ? S.dalphav : S.dalpha;
+    if (!st0) pick.value = "alpha";
+    const top = st0 ? Math.max(...A.tgt.map((_, t) => Math.max(...A.src.map(
+      (_, j) => Math.abs(dA(at(t), j)))))) || 1 : 1;
+    map.paint(M(), pick.value === "alpha" ? null : (t, j) => dA(at(t), j) / top);
+    if (last) show(...last);
   };
   pick.addEventListener("change", paint);
   heads.addEventListener("change", paint);

@@ -54,6 +54,19 @@ def _arr(a, hist: bool = False):
     return {**out, "hist": np.histogram(f, 8)[0].tolist()} if hist else out
 
 
+def rounded(a) -> list:
+    """``a`` as nested lists of numbers to 6 digits (non-finite ones as text), as the page shows."""
+    return np.frompyfunc(_num, 1, 1)(np.asarray(a, dtype=float)).tolist()
+
+
+def read_numbers(trace, node: int, c, e, h) -> dict:
+    """The attention panel's numbers (``explore.js``) for a traced read c = Σ_j α_j h_j of scores
+    e: g·h_j, g·c (g = ∂L/∂c, kept by the trace) and the engine's ∂L/∂e_j; leading axes stay."""
+    g = trace.grads[c][0]                                             # ([h, T,] D)
+    return {"node": node, "gh": rounded(g @ h.data[0].swapaxes(-1, -2)),  # ([h, T,] S)
+            "gc": rounded((g * c.data[0]).sum(-1, keepdims=True)), "de": rounded(trace.grads[e][0])}
+
+
 def _vjp(t, g, num, sums) -> list:
     """One step: t's VJP on g; each input's share is added to its running sum ``sums``:
     [input, share] for a first share, [input, share, sum so far] for a later one."""
@@ -90,7 +103,7 @@ def backward_steps(root, num) -> tuple:
     return [num[t] for t in order], steps, naive, sums, bool(stack)
 
 
-def _data(root, trace, names, title) -> dict:
+def _data(root, trace, names, title) -> tuple:
     if not hasattr(root, "_parents"):
         raise TypeError(f"explore: root must be a minigrad Tensor, got {type(root).__name__}")
     if root._vjp is FREED or not root._parents:
@@ -111,14 +124,15 @@ def _data(root, trace, names, title) -> dict:
               "v": _arr(t.data, True), "g": _arr(sums[t], True) if t in sums else None}
              for n, t, box in zip(graph.nodes, graph.tensors, boxes)]
     return {"title": printable(title or ""), "nodes": nodes, "order": order, "steps": steps,
-            "naive": naive, "naive_cut": cut, "strings": strings(), "lang": i18n.current()}
+            "naive": naive, "naive_cut": cut, "strings": strings(), "lang": i18n.current()}, num
 
 
 class Explorer:
     """The page of ``data``: ``save(path)`` writes it, ``_repr_html_()`` shows it in Jupyter."""
 
-    def __init__(self, data: dict):
+    def __init__(self, data: dict, num=None):
         self.data = data  # JSON-able; a caller may add to it (models/app/explore.py does)
+        self.num = num or {}  # {tensor: its node's number}, for a caller that links to nodes
 
     @property
     def html(self) -> str:
@@ -157,4 +171,4 @@ def explore(root, trace=None, names=None, title: str | None = None) -> Explorer:
     """The explorer page of the graph that made ``root`` (a Tensor whose graph is alive).
     ``trace``: a ``minigrad.viz.trace`` recorded around the forward (scopes, parameter names);
     ``names``: {name: tensor}, as for ``draw_graph``."""
-    return Explorer(_data(root, trace, names, title))
+    return Explorer(*_data(root, trace, names, title))

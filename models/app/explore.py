@@ -1,12 +1,11 @@
 """``python -m models explore RUN [--out FILE.html] [--lang zh]``: a trained run as one page:
 its first held-out pair's loss (regenerated from the run's task and seed, as ``inspect`` does)
 in ``minigrad.viz.explore``, plus the attention panel: α_tj over the source for each decoder
-step t and, for a weight, ∂L/∂e_tj = α_tj g·(h_j − c_t) (source 004 §7) with its numbers beside
-the engine's own; a click shows that step's read in the graph; and the training panel: loss
-and held-out exact match per epoch, and the same pair's α at each epoch that training saved
-(``train.first_alignment``; epoch 0 is the seed's initial weights). The page is a new file in
-RUN (explore.html, explore-2.html …) unless ``--out`` names one; a user's file is never replaced.
-"""
+step t (a Transformer's per layer and head) and, for a weight, ∂L/∂e_tj = α_tj g·(h_j − c_t)
+(source 004 §7; local-p's below) beside the engine's own; a click shows the read in the graph;
+and the training panel: loss and held-out exact match per epoch, and the pair's α at each epoch
+training saved (``train.first_alignment``; epoch 0: the seed's initial weights). The page is a
+new file in RUN (explore.html, explore-2.html …) unless ``--out`` names one, never a user's."""
 from __future__ import annotations
 
 import argparse
@@ -15,22 +14,32 @@ import sys
 
 import numpy as np
 
-import minigrad as mg
 from minigrad import i18n
 from minigrad.draw.common import token
+from minigrad.functional import softmax_array
 from minigrad.viz import trace
-from minigrad.viz.explore import explore
-from minigrad.viz.graph import build
+from minigrad.viz.explore import explore, read_numbers, rounded as r6
 from models.app.checkpoint import CheckpointError, load_checkpoint
 from models.app.data import make_task
 from models.app.runs import free_name
 from models.app.train import first_alignment
 from models.app.train_config import TrainConfig, seeds
-from models.seq2seq import Seq2Seq, decoder_inputs, masked_cross_entropy
+from models.seq2seq import Seq2Seq, masked_cross_entropy
 from models.vocab import pad_batch
 
 _ = i18n.translator("models")
-r6 = lambda a: [float(f"{x:.6g}") for x in np.ravel(a)]  # noqa: E731  (6 digits, as the page)
+
+
+def _local_p(tr, page):
+    """local-p's steps (Luong et al. 2015 §3.2): α_t = softmax(e_t), the node a click shows, and
+    c_t = Σ_j α_tj G_tj h_j, G_tj = exp(−(j − p_t)²/2σ²): ∂L/∂e_tj = α_tj (G_tj g·h_j − g·c_t)."""
+    users = {p: t for t in tr.nodes for p in tr.parents[t]}          # a reader of each node
+    for a in (t for t in tr.nodes if t._op == "softmax" and users.get(t, t)._op == "mul"):
+        x, G = users[a], [p for p in tr.parents[users[a]] if p is not a][0]  # α G; G (1, S)
+        while x._op != "matmul":                                      # (α G) @ h
+            x = users[x]
+        yield {"a": r6(a.data[0]), "G": r6(G.data[0]), **read_numbers(
+            tr, page.num[a], users[x], tr.parents[a][0], tr.parents[x][1])}   # c_t, e_t, h
 
 
 def explore_pair(model, src_vocab, tgt_vocab, pair, title: str):
@@ -41,26 +50,18 @@ def explore_pair(model, src_vocab, tgt_vocab, pair, title: str):
         logits, alpha = model.forward(src, tgt, src_mask)            # (1, T, V), (1, T, S)
         loss = masked_cross_entropy(logits, tgt, tgt_mask)
     page = explore(loss, tr, {"L": loss}, title)
-    tensors = build(loss, tr, {"L": loss}).tensors
     loss.backward()                                                   # the engine's gradients
-    reads = sorted((int(f[5:]), i) for i, t in enumerate(tensors) if t._op == "read"
-                   for f in tr.scopes.get(t, ())[1:2] if f.startswith("step "))
-    steps = []
-    for _t, i in reads:  # one read per decoder step: c_t = Σ_j α_tj h_j
-        e, h = tr.parents[tensors[i]]
-        g = tr.grads[tensors[i]][0]                                   # (D,) ∂L/∂c_t
-        steps.append({"node": i, "gh": r6(h.data[0] @ g), "gc": r6(g @ tensors[i].data[0]),
-                      "de": r6(tr.grads[e][0])})                      # (S,) each; g·c_t
-    page.data["attention"] = {
+    reads = {tr.scopes[t][1:2]: t for t in tr.nodes if t._op == "read" and   # per step; per
+             tr.scopes[t][:1] == ("decoder",)}.values()   # Transformer layer: its last, cross
+    steps = [read_numbers(tr, page.num[c], c, *tr.parents[c]) for c in reads]
+    steps += _local_p(tr, page)                                       # or local-p's softmaxes
+    page.data["attention"] = a = {
         "src": [token(c, 8) for c in src_vocab.tokens(src[0])],
         "tgt": [token(c, 8) for c in tgt_vocab.tokens(tgt[0])],
-        "alpha": [r6(row) for row in alpha[0]],                       # (T, S)
-        "steps": steps if alpha is not None and len(steps) == tgt.shape[1] else []}
-    if model.config.decoder == "transformer":  # each layer's cross-attention, head by head
-        with mg.no_grad():
-            cross = model.decoder.attend_all(model.encoder(src, src_mask), decoder_inputs(tgt))[2]
-        page.data["attention"]["heads"] = [[[r6(row) for row in head] for head in w[0]]
-                                           for w in cross]            # (layers, h, T, S)
+        "alpha": r6(alpha[0]), "steps": steps if len(steps) == tgt.shape[1] else []}  # (T, S)
+    if model.config.decoder == "transformer":  # each layer's cross read; one pair: no padding
+        a["heads"], a["steps"], a["cross"] = [r6(softmax_array(tr.parents[c][0].data[0]))
+                                              for c in reads], [], steps  # α (l, h, T, S)
     return page
 
 
@@ -100,9 +101,8 @@ def explore_run(run: str):
     title = _("{run}: the loss of {source} → {target}").format(run=run, source=pair[0],
                                                                target=pair[1])
     page = explore_pair(model, src_vocab, tgt_vocab, pair, title)
-    shape = np.shape(page.data["attention"]["alpha"])                 # (T, S)
-    page.data["training"] = training_panel(index.get("state") or {},
-                                           Seq2Seq(fused.config, init_rng), data, shape)
+    page.data["training"] = training_panel(index.get("state") or {}, Seq2Seq(
+        fused.config, init_rng), data, np.shape(page.data["attention"]["alpha"]))  # (T, S)
     return page
 
 

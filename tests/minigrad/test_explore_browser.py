@@ -385,6 +385,101 @@ def test_a_transformers_heads_are_shown_one_by_one_with_their_aids(browser, tmp_
     clean(browser, url)
 
 
+
+def data_in(browser):
+    return json.loads(browser.eval("document.getElementById('data').textContent"))
+
+
+def heat_colours(browser):
+    return browser.eval("Array.from(document.querySelectorAll('#att td'), c => c.style.background)")
+
+
+def pick(browser, select, value):
+    browser.eval(f"{{ const s = document.getElementById({select!r}); s.value = {value!r}; "
+                 f"s.dispatchEvent(new Event('change')) }}")
+
+
+def test_a_local_p_weight_shows_its_gaussian_formula_and_jumps_to_its_softmax(browser, tmp_path):
+    run = tmp_path / "local-p"
+    models("train", "--task", "dates", "--decoder", "luong", "--score", "local-p", "--n-train",
+           "200", "--n-val", "20", "--epochs", "1", "--batch-size", "50", "--out", str(run))
+    models("explore", str(run))
+    url = (run / "explore.html").as_uri()
+    browser.open(url)
+    d = data_in(browser)
+    a, t = d["attention"], 3
+    st = a["steps"][t]
+    j = int(np.argmax(st["a"]))                                   # inside the window: α > 0
+    browser.mouse(f'#att td[data-row="{t}"][data-col="{j}"]', "click")
+    info = text(browser, "#att-info")
+    alpha, G = map(float, re.search(r"softmax\(e_t\)_j = (\S+), G_tj = exp\(.*\) = (\S+)$",
+                                    info, re.M).groups())
+    assert (alpha, G) == (pytest.approx(st["a"][j], rel=1e-5), pytest.approx(st["G"][j], rel=1e-5))
+    shown = float(re.search(r"^α = (\S+)$", info, re.M).group(1))       # the weight read: α G
+    assert shown == pytest.approx(a["alpha"][t][j], rel=1e-5)
+    assert shown == pytest.approx(alpha * G, rel=1e-4)
+    engine = float(re.search(r"^the engine's ∂L/∂e = (\S+)$", info, re.M).group(1))
+    formula = float(re.search(r"^∂L/∂e = α_tj \(G_tj g·h_j − g·c_t\) = (\S+)$", info,
+                              re.M).group(1))
+    assert engine == pytest.approx(st["de"][j], rel=1e-5)
+    assert formula == pytest.approx(engine, rel=1e-3)
+    assert browser.eval("Array.from(document.querySelectorAll('#graph .node.hit'), "
+                        "g => g.id)") == [f"n{st['node']}"]
+    assert text(browser, "#info").startswith(f"n{st['node']} softmax  (op)  decoder/step {t}/")
+    assert browser.eval("document.querySelector('#att-mode option[value=dalpha]').textContent"
+                        ) == "∂L/∂α_tj = G_tj g·h_j (red < 0 < blue)"
+    alpha_colours = heat_colours(browser)
+    pick(browser, "att-mode", "dalpha")                              # ∂L/∂α = G g·h_j, shaded
+    dA = np.array([np.multiply(s["G"], s["gh"]) for s in a["steps"]])    # (T, S)
+    signs = browser.eval("Array.from(document.querySelectorAll('#att td'), c => "
+                         "c.style.background.startsWith('rgb(255,') ? -1 : 1)")
+    assert heat_colours(browser) != alpha_colours
+    clear = np.abs(dA.ravel()) > 0.05 * np.abs(dA).max()           # not rounded to white
+    assert np.array(signs)[clear].tolist() == np.sign(dA.ravel()[clear]).tolist()
+    browser.eval("document.getElementById('attention').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-local-p.png"))
+    clean(browser, url)
+
+
+def test_a_transformer_heads_weight_jumps_to_its_cross_read_with_the_heads_formula(browser,
+                                                                                     tmp_path):
+    run = tmp_path / "transformer"
+    models("train", "--task", "dates", "--decoder", "transformer", "--n-train", "200",
+           "--n-val", "20", "--epochs", "1", "--batch-size", "50", "--out", str(run))
+    models("explore", str(run))
+    models("explore", str(run), "--out", str(tmp_path / "again.html"))
+    page = run / "explore.html"
+    assert page.read_bytes() == (tmp_path / "again.html").read_bytes()   # deterministic
+    assert len(page.read_bytes()) <= 1_000_000
+    url = page.as_uri()
+    browser.open(url)
+    a = data_in(browser)["attention"]
+    t, j = 2, 1
+    browser.mouse(f'#att td[data-row="{t}"][data-col="{j}"]', "click")    # the heads' mean:
+    assert browser.eval("document.querySelectorAll('#graph .node.hit').length") == 0  # no read
+    assert "pick a head" in text(browser, "#att-info")
+    assert browser.eval("document.querySelector('#att-mode option[value=dalpha]').disabled")
+    for l, k in ((1, 2), (0, 1)):
+        pick(browser, "att-head", f"{l} {k}")
+        c = a["cross"][l]
+        browser.mouse(f'#att td[data-row="{t}"][data-col="{j}"]', "click")
+        info = text(browser, "#att-info")
+        value = lambda label: float(re.search(  # noqa: E731
+            "^" + label + r" = (\S+)$", info, re.M).group(1))
+        assert f"layer {l + 1}, head {k + 1}: g = ∂L/∂c of the head's read" in info
+        assert value("α") == pytest.approx(a["heads"][l][k][t][j], rel=1e-5)
+        assert value("the engine's ∂L/∂e") == pytest.approx(c["de"][k][t][j], rel=1e-5)
+        assert value(r"∂L/∂e = α \(g·v_j − g·c\)") == pytest.approx(c["de"][k][t][j], rel=1e-3)
+        assert browser.eval("Array.from(document.querySelectorAll('#graph .node.hit'), "
+                            "g => g.id)") == [f"n{c['node']}"]
+        assert text(browser, "#info").startswith(f"n{c['node']} read  (op)  "
+                                                 f"decoder/decoder.layers.{l}\n")
+        assert not browser.eval("document.querySelector('#att-mode option[value=dalpha]')"
+                                ".disabled")
+    browser.eval("document.getElementById('attention').scrollIntoView()")
+    browser.screenshot(os.path.join(SHOTS, "minigrad-explore-transformer-read.png"))
+    clean(browser, url)
+
 # ---- the formula playgrounds of source 004's page -------------------------------------------
 def slide(browser, name, value):
     """Move playground ``name``'s slider to ``value`` (as dragging it does: an input event);

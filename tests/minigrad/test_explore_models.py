@@ -54,6 +54,34 @@ def test_every_luong_score_links_each_weight_to_its_read_and_formula(decoder, sc
                                    st["de"], rtol=1e-4, atol=1e-9)   # α_j g·(h_j − c)
 
 
+
+def test_local_p_links_each_weight_to_its_softmax_and_the_gaussian_weighted_formula():
+    """local-p (Luong et al. 2015 §3.2) reads c_t = Σ_j α_tj G_tj h_j, α_t = softmax(e_t),
+    G_tj = exp(−(j − p_t)²/2σ²), σ = D/2: ∂L/∂e_tj = α_tj (G_tj g·h_j − g·c_t), not the plain
+    α_tj g·(h_j − c_t). The page's numbers must equal the engine's ∂L/∂e."""
+    task = make_task("dates", np.random.default_rng(0), 4, 2, 3, 10)
+    config = ModelConfig(len(task.src_vocab), len(task.tgt_vocab), embed=8, hidden=8,
+                         dec_hidden=16, attn=8, decoder="luong", score="local-p", local_window=2)
+    pair = task.val[0]
+    page = explore_pair(Seq2Seq(config, np.random.default_rng(1)), task.src_vocab,
+                        task.tgt_vocab, pair, "t")
+    d, a = page.data, page.data["attention"]
+    assert len(a["steps"]) == len(a["alpha"]) == len(pair[1]) + 1
+    plain = []
+    for t, (shown, st) in enumerate(zip(a["alpha"], a["steps"])):
+        node = d["nodes"][st["node"]]
+        assert node["t"] == "softmax" and node["sc"][:2] == ["decoder", f"step {t}"]
+        alpha, G, gh, de = (np.array(st[k]) for k in ("a", "G", "gh", "de"))      # (S,) each
+        np.testing.assert_allclose(alpha * G, shown, rtol=1e-5, atol=1e-9)  # the weights read
+        np.testing.assert_allclose(alpha.sum(), 1, rtol=1e-5)      # α: softmax over the window
+        j = np.arange(len(G))
+        assert np.polyfit(j, np.log(G), 2)[0] == pytest.approx(-1 / (2 * 1.0 ** 2), rel=1e-4)
+        np.testing.assert_allclose(alpha * (G * gh - st["gc"][0]), de, rtol=1e-4, atol=1e-9)
+        assert abs(de.sum()) <= 1e-5 * np.abs(de).sum() and np.abs(de).max() > 0  # Σ_j = 0
+        plain.append(np.allclose(alpha * (gh - st["gc"][0]), de, rtol=1e-4, atol=1e-9))
+    assert not any(plain)                                    # the plain formula does not hold
+    assert data_of(page.html)["attention"] == a
+
 def run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "models", *args], capture_output=True,
                           text=True, cwd=cwd, timeout=300)
@@ -173,11 +201,11 @@ def transformer_page():
     model = Seq2Seq(ModelConfig(len(task.src_vocab), len(task.tgt_vocab), decoder="transformer",
                                 layers=2, heads=2, d_model=8, ff=16), np.random.default_rng(1))
     model.eval()
-    return explore_pair(model, task.src_vocab, task.tgt_vocab, task.val[0], "t"), model
+    return explore_pair(model, task.src_vocab, task.tgt_vocab, task.val[0], "t"), model, task
 
 
 def test_a_transformers_page_holds_each_layers_cross_attention_head_by_head():
-    page, model = transformer_page()
+    page = transformer_page()[0]
     a = page.data["attention"]
     T, S = np.shape(a["alpha"])
     heads = np.array(a["heads"])                                          # (layers, h, T, S)
@@ -186,3 +214,28 @@ def test_a_transformers_page_holds_each_layers_cross_attention_head_by_head():
     np.testing.assert_allclose(heads.sum(axis=-1), 1, rtol=1e-5)        # the last layer's mean
     assert not np.allclose(heads[-1, 0], heads[-1, 1], atol=1e-4)        # two heads, not one
     assert data_of(page.html)["attention"]["heads"] == a["heads"]
+
+
+def test_a_transformers_cross_attention_weights_link_to_their_read_and_formula_per_head():
+    """Layer l's cross-attention read, head k: ∂L/∂e_tj = α_tj g·(v_j − c_t), g = ∂L/∂c of the
+    head, v_j its value rows; the page's numbers equal the engine's ∂L/∂e on the scores."""
+    import minigrad as mg
+    from models.seq2seq import decoder_inputs
+    from models.vocab import pad_batch
+    page, model, task = transformer_page()
+    d, a = page.data, page.data["attention"]
+    heads = np.array(a["heads"])                                          # (layers, h, T, S)
+    (src, mask), (tgt, _) = (pad_batch([v.encode(s)]) for v, s in
+                             zip((task.src_vocab, task.tgt_vocab), task.val[0]))
+    with mg.no_grad():                                # the decoder's own cross weights: the same
+        cross = model.decoder.attend_all(model.encoder(src, mask), decoder_inputs(tgt))[2]
+    np.testing.assert_allclose(heads, [w[0] for w in cross], rtol=1e-5, atol=1e-9)
+    assert len(a["cross"]) == 2 and a["steps"] == []
+    for l, c in enumerate(a["cross"]):
+        node = d["nodes"][c["node"]]
+        assert node["t"] == "read" and node["sc"] == ["decoder", f"decoder.layers.{l}"]
+        gh, gc, de = (np.array(c[k]) for k in ("gh", "gc", "de"))  # (h, T, S), (h, T, 1), (..S)
+        assert gh.shape == de.shape == heads.shape[1:] and gc.shape == heads.shape[1:3] + (1,)
+        np.testing.assert_allclose(heads[l] * (gh - gc), de, rtol=1e-4, atol=1e-9)  # α g·(v − c)
+        assert np.abs(de.sum(-1)).max() <= 1e-5 * np.abs(de).sum() and np.abs(de).max() > 0
+    assert data_of(page.html)["attention"]["cross"] == a["cross"]

@@ -528,6 +528,21 @@ def test_clip_passes_the_gradient_at_its_bounds_as_pytorch():
     np.testing.assert_array_equal(x.grad, [0, 1, 1, 1, 0])
 
 
+def test_clip_takes_bounds_that_broadcast_as_numpy():
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    lo = np.array([0.5, 1.5, 2.5])                                     # (3,) against (2, 3)
+    out = mg.clip(x, lo, 4.0)
+    np.testing.assert_array_equal(out.data, np.clip(x.data, lo, 4.0))
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad, [[0, 0, 0], [1, 1, 0]])     # inside [lo, hi] (bounds too)
+
+
+def test_split_refuses_indices_that_are_not_ints_naming_the_op():
+    for bad in ([1.5], "2", None):
+        with pytest.raises(TypeError, match=r"^split: indices_or_sections must be an int or ints"):
+            mg.split(mg.tensor(np.arange(4.0)), bad)
+
+
 def test_sign_has_zero_gradient_and_int_inputs_follow_numpy():
     x = mg.tensor([-2.0, 0.0, 3.0], requires_grad=True)
     (mg.sign(x) * 3 + x).sum().backward()
@@ -577,7 +592,9 @@ def test_a_0d_tensor_takes_axis_0_and_minus_1_where_numpy_does():
                          (mg.argmax(x, axis), np.argmax(x.data, axis=axis)),
                          (mg.squeeze(x, axis), np.squeeze(x.data, axis=axis)),
                          (mg.logsumexp(x, axis), x.data),
-                         (F.softmax(x, axis), 1.0), (F.log_softmax(x, axis), 0.0)):
+                         (F.softmax(x, axis), 1.0), (F.log_softmax(x, axis), 0.0),
+                         (x.mean(axis=axis), 2.0), (mg.var(x, axis), 0.0),  # as torch's dim=
+                         (mg.std(x, axis), 0.0)):
             assert out.shape == np.shape(ref)
             np.testing.assert_allclose(out.data, ref)
     assert gradgradcheck(lambda t: F.softmax(t, 0) * t + t.sum(axis=-1) * mg.logsumexp(t, 0),

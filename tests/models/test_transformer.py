@@ -103,6 +103,24 @@ def uncached_greedy(model, src, mask, max_len):
     return [list(row[1:]) for row in ys]
 
 
+def test_a_decoder_layer_fed_in_chunks_equals_the_full_pass_and_refuses_bad_input():
+    from models.transformer_layers import DecoderLayer
+    layer = DecoderLayer(dim=8, heads=2, ff=16, rng=np.random.default_rng(0))
+    memory = np.random.default_rng(1).normal(size=(2, 5, 8))            # (B, S, D)
+    kv = layer.cross_attn.project_kv(memory, memory)                    # (B, h, S, d) each
+    y = np.random.default_rng(2).normal(size=(2, 4, 8))                 # (B, T, D)
+    full = layer(y, kv, None)[0].data                                   # (B, T, D)
+    first, cache, _, _ = layer(y[:, :2], kv, None, cache=None)          # the first two positions
+    rest = layer(y[:, 2:], kv, None, cache=cache)[0]                    # then two more, cached
+    np.testing.assert_allclose(np.concatenate([first.data, rest.data], axis=1), full, atol=1e-12)
+    with pytest.raises(ValueError, match=r"^DecoderLayer: y \(2, 8\) does not fit \(B, T, D=8\)"):
+        layer(np.ones((2, 8)), kv, None)
+    y[0, 2] = np.inf   # hidden from positions 0 and 1 by the causal mask: refused, not NaN there
+    with pytest.raises(ValueError, match=r"^DecoderLayer: k .* hold inf or NaN at a masked"), \
+            np.errstate(invalid="ignore"):                              # inf − inf in layer norm
+        layer(y, kv, None)
+
+
 def test_greedy_and_beam_with_the_cache_equal_uncached_decoding():
     model = tiny(seed=5, d_model=8, heads=2, ff=8).eval()
     rng = np.random.default_rng(6)
