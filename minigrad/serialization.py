@@ -35,7 +35,11 @@ def load(path) -> dict:
         raise FileNotFoundError(f"load: no such file: {path}")
     try:
         with open(path, "rb") as f, np.lib.npyio.NpzFile(f) as archive:  # .npy files in a zip
-            return {name: archive[name] for name in archive.files}
+            state = {name: archive[name] for name in archive.files}
     except (ValueError, OSError, zipfile.BadZipFile, EOFError) as e:
         raise ValueError(f"load: {path} is not an .npz archive written by minigrad.save "
                          f"({e})") from None
+    raw = sorted(name for name, value in state.items() if not isinstance(value, np.ndarray))
+    if raw:  # NumPy hands a member that is not an .npy file over as its bytes
+        raise ValueError(f"load: {path} holds entries that are not arrays: {raw}")
+    return state

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import zipfile
 
 import numpy as np
 import pytest
@@ -257,6 +258,12 @@ def test_load_refuses_what_is_not_a_minigrad_archive(tmp_path):
             mg.load(path)
     with pytest.raises(FileNotFoundError):
         mg.load(tmp_path / "missing.npz")
+    zipped = tmp_path / "zipped.npz"   # a zip whose members are not .npy files: not their bytes
+    with zipfile.ZipFile(zipped, "w") as z:
+        z.writestr("a.npy", b"not an array")
+        z.writestr("notes.txt", b"hello")
+    with pytest.raises(ValueError, match=r"holds entries that are not arrays: \['a', 'notes.txt'\]"):
+        mg.load(zipped)
 
 
 def test_save_refuses_object_arrays(tmp_path):
