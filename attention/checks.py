@@ -41,6 +41,12 @@ def check_temperature(who: str, temperature) -> float:
     return float(temperature)
 
 
+def check_choice(who: str, name: str, value, choices) -> None:
+    """A setting chosen by name (a score, a cell, an activation …): ``value`` one of ``choices``."""
+    if value not in choices:
+        raise ValueError(f"{who}: {name} must be one of {choices}, got {value!r}")
+
+
 def shape_str(shape, letters="") -> str:
     """``(4, 7, 8)`` with letters "BS" (or ["B", "S"]) -> ``"(B=4, S=7, 8)"``."""
     names = list(letters) + [" "] * len(shape)

@@ -21,6 +21,7 @@ from minigrad.catalogue import (abs, rpow, logsumexp, sign, sin, cos, log1p, exp
                                 split)
 from minigrad.serialization import save, load
 from minigrad import catalogue, functional, init, nn, optim
+from minigrad.numpy_functions import module_getattr as __getattr__  # mg.cat: "concatenate"
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",

@@ -84,3 +84,17 @@ def array_function(self, func, types, args, kwargs):
     if func not in FUNCTIONS:
         _refuse(func.__name__)
     return _call(func.__name__, FUNCTIONS[func], args, kwargs)
+
+
+PYTORCH = {"cat": "concatenate", "unsqueeze": "expand_dims", "view": "reshape", "mm": "matmul",
+           "bmm": "matmul", "permute": "transpose", "clamp": "clip", "dim": "ndim", "numel": "size"}
+
+
+def missing(owner: str, name: str):
+    """``t.unsqueeze``, ``mg.cat`` …: no such attribute; a PyTorch name is told minigrad's."""
+    hint = f" (PyTorch's name; minigrad follows NumPy: {PYTORCH[name]})" if name in PYTORCH else ""
+    raise AttributeError(f"{owner} has no attribute {name!r}{hint}")
+
+
+def module_getattr(name: str):  # minigrad's module __getattr__
+    missing("module 'minigrad'", name)

@@ -159,6 +159,8 @@ _METHODS = {
     "__hash__": object.__hash__,  # by identity: the engine's dicts and sets never call ==
     "__array_ufunc__": numpy_functions.array_ufunc,
     "__array_function__": numpy_functions.array_function,
+    **{name: property(lambda self, name=name: numpy_functions.missing("'Tensor' object", name))
+       for name in numpy_functions.PYTORCH},  # t.unsqueeze: one line naming expand_dims
     "all": lambda self, *a, **k: self.data.all(*a, **k),  # booleans: no graph, as comparisons
     "any": lambda self, *a, **k: self.data.any(*a, **k),
     "reshape": _reshape, "transpose": _transpose, "flatten": catalogue.ravel,

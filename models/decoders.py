@@ -22,7 +22,7 @@ from minigrad.nn import Embedding, Linear, Module
 
 from attention import (AdditiveScore, Attention, ConcatScore, DotScore, GeneralScore,
                        ScaledDotScore)
-from models.checks import check_choice
+from attention.checks import check_choice
 from models.recurrent import Encoded, GRUCell
 
 SCORES = ("additive", "dot", "general", "concat", "scaled-dot")

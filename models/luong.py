@@ -27,7 +27,7 @@ from minigrad import functional as F, init
 from minigrad.nn import Embedding, Linear, check_sizes
 
 from attention import Attention, LocalAttention
-from models.checks import check_choice
+from attention.checks import check_choice
 from models.decoders import (AttentionContext, Decoder, attention_context, make_score,
                              masked_mean)
 from models.recurrent import GRUCell, LSTMCell

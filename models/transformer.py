@@ -20,8 +20,8 @@ import minigrad as mg
 from minigrad import init
 from minigrad.nn import Embedding, LayerNorm, Linear, Module, check_sizes
 
+from attention.checks import check_choice
 from attention.positional import LearnedPositions, SinusoidalPositions
-from models.checks import check_choice
 from models.decoders import Decoder
 from models.recurrent import Encoded
 from models.transformer_layers import DecoderLayer, EncoderLayer

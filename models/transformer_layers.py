@@ -18,9 +18,8 @@ from minigrad.nn import LayerNorm, Linear, Module, check_sizes
 from minigrad.nn_ops import gelu
 
 from attention import MultiHeadAttention
-from attention.checks import check_masked, fit
+from attention.checks import check_choice, check_masked, fit
 from attention.masking import causal_mask
-from models.checks import check_choice
 
 ACTIVATIONS = {"relu": mg.relu, "gelu": gelu}
 

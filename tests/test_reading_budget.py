@@ -246,7 +246,9 @@ CORE = files_of("minigrad/*.py", "attention/*.py", "models/*.py") - KERNELS - TO
     APPLICATION - CATALOGUE
 ROOMS = {  # room -> (files, budget in lines)
     "core": (CORE, 3000),
-    "catalogue": (CATALOGUE, 650),   # the ops no model uses, and NumPy's functions on Tensors
+    # The ops no model uses, and NumPy's functions on Tensors; raised from 650 once for the
+    # one-line hints on PyTorch's names (t.unsqueeze, mg.cat: numpy_functions.missing).
+    "catalogue": (CATALOGUE, 660),
     "kernels": (KERNELS, 1000),
     # Set from their size when the rooms were drawn (6,200 and 6,290 lines) and a margin, then
     # raised once for what came after: the HTML explorer (+~220 tools, +~90 application) and

@@ -100,3 +100,19 @@ def test_methods_stay_ops_with_a_graph():
         np.testing.assert_allclose(r.data, getattr(np, name)(DATA, axis=0), rtol=0, atol=1e-15)
     t.sum().backward()
     np.testing.assert_array_equal(t.grad, np.ones_like(DATA))
+
+
+def test_a_pytorch_name_minigrad_lacks_is_refused_with_its_numpy_twin():
+    t = mg.tensor([[1.0, 2.0]], requires_grad=True)
+    cases = [(t, "'Tensor' object", "unsqueeze", "expand_dims"),
+             (t, "'Tensor' object", "view", "reshape"),
+             (mg, "module 'minigrad'", "cat", "concatenate")]
+    for where, owner, name, twin in cases:
+        with pytest.raises(AttributeError) as info:
+            getattr(where, name)
+        assert str(info.value) == (f"{owner} has no attribute '{name}' (PyTorch's name; minigrad "
+                                   f"follows NumPy: {twin})")
+        assert hasattr(getattr(mg, twin), "__call__")                     # the twin exists
+    with pytest.raises(AttributeError, match=r"^'Tensor' object has no attribute 'nothing'$"):
+        t.nothing
+    assert not hasattr(t, "unsqueeze") and not hasattr(mg, "cat")     # hasattr still works
