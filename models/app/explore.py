@@ -60,8 +60,9 @@ def explore_pair(model, src_vocab, tgt_vocab, pair, title: str):
         "tgt": [token(c, 8) for c in tgt_vocab.tokens(tgt[0])],
         "alpha": r6(alpha[0]), "steps": steps if len(steps) == tgt.shape[1] else []}  # (T, S)
     if model.config.decoder == "transformer":  # each layer's cross read; one pair: no padding
-        a["heads"], a["steps"], a["cross"] = [r6(softmax_array(tr.parents[c][0].data[0]))
-                                              for c in reads], [], steps  # α (l, h, T, S)
+        a["heads"] = [r6(softmax_array(tr.parents[c][0].data[0])) for c in reads]  # (l, h, T, S)
+        a["cross"] = steps                                            # per layer, not per step
+        a["steps"] = []
     return page
 
 
