@@ -6,7 +6,8 @@ formula, run on arrays with NumPy as ``xp`` or, under ``create_graph=True``, on 
 minigrad's ops (``tensor.py`` holds both namespaces; ``Tensor.backward`` picks one).
 ``run_backward`` orders the graph (iteratively: a 100 000-op chain works), calls each VJP once,
 sums each gradient back to its parent's shape, accumulates into the leaves' ``.grad`` and frees
-the graph. Operators and methods are attached in ``tensor.py``.
+the graph (handing a small one to the viewer, ``on_free``, when it is imported). Operators and
+methods are attached in ``tensor.py``.
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ class Tensor:
     """An array ``data`` with ``grad``; made by an op, also its ``_parents`` and ``_vjp``."""
 
     __slots__ = ("data", "_grad", "requires_grad", "_parents", "_vjp", "_op", "_snapshot",
-                 "_pass", "_kept", "__weakref__")  # _kept: what backward keeps for drawing
+                 "_pass", "__weakref__")
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
         self.data = as_array(data.data if isinstance(data, Tensor) else data, dtype, requires_grad)
@@ -87,8 +88,7 @@ def check_saved(order) -> None:
             checks.refuse_changed(leaf, order)
 
 
-KEEP_NODES = 500  # a graph this small keeps its shape and gradients when backward frees it,
-KEEP_NUMBERS = 100_000  # so that draw_graph can draw it after backward (``Tensor._kept``)
+on_free = None  # the viewer's (minigrad/viz/graph.py): how to keep this graph to draw, or None
 LEAVES = threading.Lock()  # backward passes in several threads into one leaf add up, as PyTorch
 FREED = lambda xp, g, out, *inputs: None  # noqa: E731  (a freed node's VJP: refused)
 
@@ -127,8 +127,7 @@ def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
     order = topological_order(roots)
     check_saved(order)
     mode.backward_pass += 1
-    keep = not retain_graph and len(order) <= KEEP_NODES and \
-        sum([n.data.size for n in order]) <= KEEP_NUMBERS
+    keep = None if retain_graph or on_free is None else on_free(order)  # keep(node, parents, g)
     on_tensors = isinstance(seeds[0], Tensor)
     grads, found = {}, {}
     for root, seed in zip(roots, seeds):
@@ -159,7 +158,8 @@ def run_backward(roots, seeds, xp, retain_graph: bool, wanted=None) -> dict:
                     checks.check_finite(pg, node._op, "backward", node, node._parents)
                 grads[p] = grads[p] + pg if p in grads else pg  # a parent read twice: the sum
         if not retain_graph:  # release the parents, so the intermediates can go
-            node._kept = (node._parents, g) if keep else None
+            if keep is not None:
+                keep(node, node._parents, g)
             node._parents = ()
             node._vjp = FREED
     return found

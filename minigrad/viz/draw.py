@@ -1,11 +1,11 @@
 """``draw_graph``: the graph that made a tensor, as SVG, Graphviz dot, Mermaid or text."""
 from __future__ import annotations
 
-from minigrad.engine import KEEP_NODES, KEEP_NUMBERS
 from minigrad.engine import FREED
 from minigrad.draw.common import Drawing
 from minigrad.files import write_text_atomic
-from minigrad.viz.graph import Graph, build, collapse as collapse_graph
+from minigrad.viz.graph import KEEP_NODES, KEEP_NUMBERS, KEPT, Graph, build
+from minigrad.viz.graph import collapse as collapse_graph
 from minigrad.viz.render import to_dot, to_mermaid, to_svg, to_text
 from minigrad.viz.trace import Trace
 
@@ -43,14 +43,14 @@ def draw_graph(root, fmt: str = "svg", path=None, *, trace: Trace | None = None,
         raise ValueError(f"draw_graph: fmt must be one of {sorted(FORMATS)}, got {fmt!r}")
     if not hasattr(root, "_parents"):
         raise TypeError(f"draw_graph: root must be a minigrad Tensor, got {type(root).__name__}")
-    if trace is None and root._vjp is FREED and not getattr(root, "_kept", None):
+    if trace is None and root._vjp is FREED and id(root) not in KEPT:
         raise RuntimeError(  # backward() released a large graph: one box would mislead
             f"draw_graph: the graph that made this tensor (op '{root._op}') was freed by "
-            f"backward() (only graphs of at most {KEEP_NODES} nodes and {KEEP_NUMBERS:,} numbers "
-            f"are kept for drawing); draw it before backward(), call backward(retain_graph=True), "
-            f"or record "
-            f"it with `with minigrad.viz.trace() as tr:` around the forward and backward and "
-            f"draw_graph(root, trace=tr) (that also shows every node's gradient)")
+            f"backward() (graphs of at most {KEEP_NODES} nodes and {KEEP_NUMBERS:,} numbers are "
+            f"kept for drawing once minigrad.viz is imported); draw it before backward(), import "
+            f"minigrad.viz before it, call backward(retain_graph=True), or record it with `with "
+            f"minigrad.viz.trace() as tr:` around the forward and backward and draw_graph(root, "
+            f"trace=tr) (that also shows every node's gradient)")
     graph = graph_of(root, trace, names, module, collapse, expand, highlight, grads)
     text = Drawing(FORMATS[fmt](graph, title))
     if path is not None:

@@ -8,13 +8,34 @@ inputs visited in argument order), so the same graph always gives the same numbe
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from minigrad import engine
 from minigrad.nn import Parameter
 
 KINDS = ("const", "leaf", "param", "op", "root", "group")
+KEEP_NODES = 500  # a graph this small keeps its shape and gradients when backward frees it,
+KEEP_NUMBERS = 100_000  # so that draw_graph can draw it after backward
+
+KEPT = {}  # id(node) -> (its parents, ∂L/∂node): what backward() kept of a small graph
+
+
+def keep(node, parents: tuple, g) -> None:
+    KEPT[id(node)] = parents, g  # by identity (a Tensor's == is elementwise)
+    weakref.finalize(node, KEPT.pop, id(node), None)  # the entry goes with its node
+
+
+def keep_small_graph(order: list):
+    """``engine.on_free``: how ``backward()`` keeps the graph ``order`` it frees, if it is small
+    (a training step's is not: it is freed whole, at no cost). Set when the viewer is imported."""
+    small = len(order) <= KEEP_NODES and sum([n.data.size for n in order]) <= KEEP_NUMBERS
+    return keep if small else None
+
+
+engine.on_free = keep_small_graph
 
 
 @dataclass
@@ -35,23 +56,19 @@ class Graph:
     tensors: list = field(default_factory=list, compare=False, repr=False)  # each node's
 
 
-def _fmt(v) -> str:
-    return f"{v:.4g}"
-
-
 def summary(array) -> str:
     """The values themselves when there are at most four, else min / mean / max."""
     a = np.asarray(array)
     if a.size == 0:
         return "(empty)"
     if a.size <= 4:
-        vals = [_fmt(v) for v in a.reshape(-1).astype(float)]
+        vals = [f"{v:.4g}" for v in a.reshape(-1).astype(float)]
         return vals[0] if a.ndim == 0 else "[" + " ".join(vals) + "]"
     a = a.astype(float)
     finite = np.isfinite(a)
     bad = "" if finite.all() else f" ({int((~finite).sum())} non-finite)"
     a = a[finite] if finite.any() else a
-    return f"min {_fmt(a.min())} mean {_fmt(a.mean())} max {_fmt(a.max())}{bad}"
+    return f"min {a.min():.4g} mean {a.mean():.4g} max {a.max():.4g}{bad}"
 
 
 def _shape(a) -> str:
@@ -77,7 +94,7 @@ def _order(root, parents_of) -> list:
 
 def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -> Graph:
     """The graph of ``root`` from its recorded parents (``trace``), its live ``_parents``, or
-    what ``backward()`` kept of a small graph when it freed it (``_kept``: parents, gradient).
+    what ``backward()`` kept of a small graph when it freed it (``KEPT``: parents, gradient).
 
     ``names``: {name: tensor} for leaves (or any node) to be named; a ``trace`` adds the
     parameter names and scopes it recorded and the gradients of every node. ``highlight``:
@@ -86,7 +103,7 @@ def build(root, trace=None, names=None, highlight=(), show_grads: bool = True) -
     known = dict(trace.names) if trace is not None else {}
     known.update((t, n) for n, t in (names or {}).items())
     recorded = trace.parents if trace is not None else {}
-    kept = lambda t: getattr(t, "_kept", None) or (t._parents, None)  # noqa: E731  (after backward)
+    kept = lambda t: KEPT.get(id(t)) or (t._parents, None)  # noqa: E731  (after backward)
     parents_of = lambda t: recorded.get(t, t._parents or kept(t)[0])  # noqa: E731
     order = _order(root, parents_of)
     number = {t: i for i, t in enumerate(order)}

@@ -2,13 +2,15 @@
 gradient when ``backward()`` frees it; a large one is freed whole and the viewer says why."""
 import gc
 import re
+import subprocess
+import sys
 import weakref
 
 import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine import KEEP_NODES, KEEP_NUMBERS
+from minigrad.viz.graph import KEEP_NODES, KEEP_NUMBERS, KEPT
 from minigrad.engine import FREED
 from minigrad.viz import draw_graph, trace
 
@@ -46,7 +48,7 @@ def test_micrograds_first_example_draws_every_node_with_its_value_and_gradient()
 def test_the_kept_gradients_are_the_ones_backward_computed():
     o, n, _ = neuron()
     o.backward()
-    parents, g = n._kept
+    parents, g = KEPT[id(n)]
     assert g == pytest.approx(1 - np.tanh(n.data) ** 2)         # dL/dn = 1 - tanh(n)^2
     assert len(parents) == 2 and all(p._op in ("add", "leaf") for p in parents)
     assert n._parents == () and n._vjp is FREED                 # still freed: no second backward
@@ -70,7 +72,7 @@ def test_a_training_steps_graph_is_freed_whole():
     del h
     loss.backward()
     gc.collect()
-    assert ref() is None and not getattr(loss, "_kept", None)
+    assert ref() is None and id(loss) not in KEPT
     assert x.grad.shape == x.shape
 
 
@@ -83,9 +85,9 @@ def test_many_nodes_are_not_kept_either():
     for _ in range((KEEP_NODES - 1) // 2):  # x, then a constant and a product per step: 500 nodes
         z = z * 1.0
     z.backward()
-    assert z._kept is not None  # exactly KEEP_NODES nodes: kept
+    assert id(z) in KEPT  # exactly KEEP_NODES nodes: kept
     y.backward()
-    assert not getattr(y, "_kept", None) and x.grad == 1.0
+    assert id(y) not in KEPT and x.grad == 1.0
     with pytest.raises(RuntimeError, match="was freed by backward"):
         draw_graph(y)
 
@@ -93,7 +95,7 @@ def test_many_nodes_are_not_kept_either():
 def test_retain_graph_and_trace_still_draw_as_before():
     o, _, _ = neuron()
     o.backward(retain_graph=True)
-    assert not getattr(o, "_kept", None) and "tanh" in draw_graph(o, "text")
+    assert id(o) not in KEPT and "tanh" in draw_graph(o, "text")
     with trace() as tr:
         o, _, _ = neuron()
         o.backward()
@@ -107,8 +109,39 @@ def test_a_second_graph_built_on_a_freed_node_refuses_as_before():
         (o * 2.0).backward()
 
 
+def test_a_kept_node_with_many_elements_is_found_by_identity():
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    h = x * 2.0
+    (h * h).sum().backward()
+    parents, g = KEPT[id(h)]
+    assert parents[0] is x and np.allclose(g, 2 * h.data) and id(h) in KEPT and id(x) not in KEPT
+
+
 def test_the_drawn_svg_after_backward_has_every_node():
     o, _, _ = neuron()
     o.backward()
     svg = draw_graph(o, "svg")
     assert svg.count("grad ") >= 10 and "tanh" in svg
+
+
+def test_without_the_viewer_backward_keeps_nothing_and_the_engine_knows_no_viewer():
+    """Keeping a graph to draw is the viewer's business: a program that never imports it runs
+    backward with no store (``engine.on_free`` is None), and Tensors have no slot for it."""
+    code = ("import sys, minigrad as mg\n"
+            "from minigrad import engine\n"
+            "x = mg.tensor(2.0, requires_grad=True)\n"
+            "mg.tanh(x * 3.0).backward()\n"
+            "print(engine.on_free, 'minigrad.viz' in sys.modules, '_kept' in engine.Tensor.__slots__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["None", "False", "False"]
+
+
+def test_the_kept_graph_goes_with_its_output():
+    before = len(KEPT)
+    o, n, _ = neuron()
+    o.backward()
+    assert id(n) in KEPT and id(o) in KEPT and len(KEPT) == before + 5    # 2 mul, 2 add, tanh
+    ref = weakref.ref(n)
+    del o, n
+    gc.collect()
+    assert ref() is None and len(KEPT) == before

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import minigrad as mg
-from minigrad.engine import KEEP_NUMBERS
+from minigrad.viz.graph import KEEP_NUMBERS
 
 
 # ---- order and accumulation ------------------------------------------------------------------------
