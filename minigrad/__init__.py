@@ -22,6 +22,11 @@ from minigrad.catalogue import (abs, rpow, logsumexp, sign, sin, cos, log1p, exp
 from minigrad.serialization import save, load
 from minigrad import catalogue, functional, init, nn, optim
 from minigrad.numpy_functions import module_getattr as __getattr__  # mg.cat: "concatenate"
+from minigrad.tensor import numpy_keywords
+
+for _op in (sum, mean, max, min, prod, var, std, argmax, argmin, cumsum, logsumexp, squeeze,
+            expand_dims, concatenate, stack):  # mg.sum(x, dim=1): one line naming axis=
+    globals()[_op.__name__] = numpy_keywords(_op)
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "grad", "detect_anomaly", "save", "load",

@@ -6,8 +6,7 @@ formula, run on arrays with NumPy as ``xp`` or, under ``create_graph=True``, on 
 minigrad's ops (``tensor.py`` holds both namespaces; ``Tensor.backward`` picks one).
 ``run_backward`` orders the graph (iteratively: a 100 000-op chain works), calls each VJP once,
 sums each gradient back to its parent's shape, accumulates into the leaves' ``.grad`` and frees
-the graph (handing a small one to the viewer, ``on_free``, when it is imported). Operators and
-methods are attached in ``tensor.py``.
+the graph (or hands a small one to the viewer, ``on_free``). Methods are attached in ``tensor.py``.
 """
 from __future__ import annotations
 

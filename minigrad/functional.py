@@ -14,6 +14,7 @@ from minigrad.checks import mismatch
 from minigrad.engine import Tensor
 from minigrad.init import check_rng
 from minigrad.ops import as_tensor, class_targets, log_softmax_array, softmax_axis
+from minigrad.tensor import numpy_keywords
 
 
 # ---- layers' functions -----------------------------------------------------------------------
@@ -133,6 +134,7 @@ def softmax_vjp(y: np.ndarray, g: np.ndarray, axis: int = -1) -> np.ndarray:
     return y * (g - (g * y).sum(axis=axis, keepdims=True))
 
 
+@numpy_keywords  # F.softmax(x, dim=-1): one line naming axis=
 def softmax(x, axis: int = -1, mask=None) -> Tensor:
     """softmax(x)_i = e^(x_i) / Σ_j e^(x_j), stable; ``mask`` (True = keep) gives the others 0."""
     x = as_tensor(x)

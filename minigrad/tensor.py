@@ -9,6 +9,8 @@ value the forward saved, or under ``create_graph`` recomputed. The dtype policy 
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import operator
 import warnings
 from types import SimpleNamespace
@@ -131,6 +133,16 @@ def _setitem(self, index, value):
                     "t.masked_fill(mask, value), or change t.data before any op reads t")
 
 
+def numpy_keywords(op):  # t.sum(dim=1): PyTorch's dim=/keepdim= refused naming axis=/keepdims=
+    return functools.wraps(op)(lambda *args, **kw: op(*args, **kw) if "dim" not in kw and
+                               "keepdim" not in kw else _refuse_keyword(op.__name__, kw))
+
+
+def _refuse_keyword(op: str, kw: dict):
+    name, numpy = ("dim", "axis") if "dim" in kw else ("keepdim", "keepdims")
+    raise TypeError(f"{op}() got PyTorch's keyword {name}=; minigrad follows NumPy: {numpy}=")
+
+
 def _reshape(self, *shape):  # t.reshape(2, 3) as t.reshape((2, 3)): NumPy's methods take both
     return shape_ops.reshape(self, shape[0] if len(shape) == 1 else shape)
 
@@ -172,7 +184,8 @@ for _op in (ops.astype, ops.exp, ops.log, ops.sqrt, ops.tanh, ops.sigmoid, ops.r
             catalogue.argmin, catalogue.cumsum, catalogue.erf, catalogue.repeat, catalogue.ravel,
             catalogue.squeeze, shape_ops.swapaxes, shape_ops.expand_dims, shape_ops.broadcast_to,
             shape_ops.masked_fill):
-    _METHODS[_op.__name__] = _op  # t.f(...) is f(t, ...)
+    _METHODS[_op.__name__] = numpy_keywords(_op) if "axis" in inspect.signature(_op).parameters \
+        else _op  # t.f(...) is f(t, ...)
 for _name, _op in (("add", ops.add), ("sub", ops.sub), ("mul", ops.mul), ("truediv", ops.div),
                    ("matmul", ops.matmul)):  # t + u, and u + t (u: a number or an array)
     _METHODS[f"__{_name}__"] = _op

@@ -1,12 +1,15 @@
 """NumPy's own functions on a Tensor keep the graph (``minigrad/numpy_functions.py``): each gives
 the Tensor, value and gradient, of minigrad's op of the same meaning; comparisons give booleans;
 a function with no op is refused in one line; ``np.asarray(t)`` is still the data."""
+import inspect
+
 import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import minigrad as mg
+from minigrad import functional as F
 from minigrad.numpy_functions import FUNCTIONS, UFUNCS
 
 DATA = np.array([[1.5, -2.0, 3.25], [0.5, 4.0, -1.0]])
@@ -116,3 +119,29 @@ def test_a_pytorch_name_minigrad_lacks_is_refused_with_its_numpy_twin():
     with pytest.raises(AttributeError, match=r"^'Tensor' object has no attribute 'nothing'$"):
         t.nothing
     assert not hasattr(t, "unsqueeze") and not hasattr(mg, "cat")     # hasattr still works
+
+
+def test_pytorchs_dim_and_keepdim_are_refused_in_one_line_naming_axis_and_keepdims():
+    """A PyTorch habit, written as a learner would: every op with an ``axis`` refuses ``dim=`` and
+    ``keepdim=`` naming NumPy's keyword, as a method, a minigrad function and F.softmax."""
+    t = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    calls = {"sum": lambda: t.sum(dim=1), "mean": lambda: t.mean(1, keepdim=True),
+             "max": lambda: mg.max(t, dim=0), "logsumexp": lambda: t.logsumexp(dim=-1),
+             "concatenate": lambda: mg.concatenate([t, t], dim=0),
+             "softmax": lambda: F.softmax(t, dim=-1)}
+    for name, call in calls.items():
+        keyword, numpy = ("keepdim", "keepdims") if name == "mean" else ("dim", "axis")
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value) == (f"{name}() got PyTorch's keyword {keyword}=; minigrad follows "
+                                   f"NumPy: {numpy}=")
+    methods = [n for n, f in vars(mg.Tensor).items() if callable(f) and hasattr(f, "__wrapped__")]
+    assert {"sum", "mean", "max", "var", "argmax", "squeeze", "cumsum"} <= set(methods)
+    assert "exp" not in methods and "tanh" not in methods            # no axis: no wrapper
+    # NumPy's spelling is untouched, and so are what a user reads: name, docstring, signature
+    np.testing.assert_allclose(t.sum(axis=1, keepdims=True).data, [[3.0], [12.0]])
+    np.testing.assert_allclose(F.softmax(t, axis=-1).data.sum(-1), [1.0, 1.0])
+    assert mg.sum.__name__ == "sum" and mg.sum.__doc__ == mg.ops.sum.__doc__
+    assert list(inspect.signature(t.sum).parameters)[:2] == ["axis", "keepdims"]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axes'"):
+        t.sum(axes=1)                                                   # another typo: Python's
