@@ -8,6 +8,8 @@ import pytest
 import minigrad as mg
 from minigrad import functional as F
 from minigrad import nn
+from attention.positional import sinusoidal_encoding
+from models.luong import LuongDecoder
 
 
 def t(*shape):
@@ -197,3 +199,62 @@ def test_linear_and_embedding_check_their_weights():
 def test_a_negative_base_to_a_tensor_power_is_explained():
     with pytest.raises(ValueError, match=r"rpow: base -2.0 is negative.*log"):
         (-2.0) ** t(3)
+
+
+def _adam(**kw):
+    return mg.optim.Adam([mg.tensor(np.ones(2), requires_grad=True)], **kw)
+
+
+def _adam_state(**changes):
+    opt = _adam()
+    opt.load_state_dict({**opt.state_dict(), **changes})
+
+
+class _NoForward(nn.Module):
+    pass
+
+
+# Refusals no other test of the fast specification reached (found by running it under
+# coverage.py): each is asked for as a user would, and answers in one line naming the op.
+UNREACHED = [
+    ("sinusoidal_encoding", lambda: sinusoidal_encoding(4, 0), "need dim >= 1"),
+    ("grad, outputs vs grad_outputs", lambda: mg.grad([t(2).sum()], [t(2)], grad_outputs=[1, 2]),
+     "1 outputs but 2 grad_outputs"),
+    ("grad, an output without grad", lambda: mg.grad(t(2).sum(), [t(2)]),
+     "an output does not require grad"),
+    ("grad, an input without grad",
+     lambda: mg.grad((mg.tensor(np.ones(2), requires_grad=True) * 2).sum(), [t(2)]),
+     "every input must have requires_grad=True"),
+    ("embedding, an id past the table", lambda: F.embedding(np.array([3]), t(3, 2)),
+     "embedding: id 3 is out of range for a table of 3 rows"),
+    ("cross_entropy, a reduction", lambda: F.cross_entropy(t(2, 3), np.zeros(2, int),
+                                                           reduction="avg"),
+     "cross_entropy: reduction must be 'none', 'mean' or 'sum'"),
+    ("a Module without forward", lambda: _NoForward()(t(2)), "_NoForward does not define forward()"),
+    ("gelu, approximate", lambda: F.gelu(t(2), approximate="fast"),
+     "gelu: approximate must be 'none' or 'tanh', got 'fast'"),
+    ("concatenate, nothing", lambda: mg.concatenate([]), "concatenate: needs at least one tensor"),
+    ("sum, an axis twice", lambda: mg.sum(t(2, 3), axis=(1, -1)),
+     "sum: axis (1, -1) names the same dimension twice"),
+    ("pow, a bool tensor", lambda: mg.tensor([True, False]) ** 2, "pow: arithmetic on bool"),
+    ("SGD, no parameters", lambda: mg.optim.SGD([], lr=0.1), "SGD: got an empty parameter list"),
+    ("Adam, betas", lambda: _adam(betas=0.9), "Adam: betas must be a pair (beta1, beta2)"),
+    ("Adam.load_state_dict, entries", lambda: _adam().load_state_dict({"t": np.array(1)}),
+     "Adam.load_state_dict: expected entries t, m.0..m.0, v.0..v.0; missing ['m.0', 'v.0']"),
+    ("Adam.load_state_dict, v < 0", lambda: _adam_state(**{"v.0": -np.ones(2)}),
+     "Adam.load_state_dict: m and v must be finite, and v >= 0"),
+    ("scatter, an index past the shape", lambda: mg.scatter(t(2), np.array([0, 5]), (3,)),
+     "scatter: values of shape (2,) do not fit index"),
+    ("LuongDecoder, global options on local",
+     lambda: LuongDecoder(5, 4, 4, 4, score="local-m", attention={"temperature": 2.0},
+                          rng=np.random.default_rng(0)),
+     "LuongDecoder: ['temperature'] apply to global attention, not 'local-m'"),
+]
+
+
+@pytest.mark.parametrize("what, call, fragment", UNREACHED, ids=[u[0] for u in UNREACHED])
+def test_every_refusal_answers_in_one_line_naming_the_op(what, call, fragment):
+    with pytest.raises((ValueError, TypeError, RuntimeError)) as info:
+        call()
+    message = str(info.value)
+    assert fragment in message and "\n" not in message, message
