@@ -148,18 +148,24 @@ def softmax_op(x: Tensor, axis: int, mask: np.ndarray | None) -> Tensor:
     return Tensor._from_op(y, (x,), lambda xp, g, y, x: (softmax_vjp(y, g, axis),), "softmax")
 
 
+@numpy_keywords
 def log_softmax(x, axis: int = -1, mask=None) -> Tensor:
-    """log softmax(x)_i = x_i − log Σ_j e^(x_j). VJP: g − softmax(x) Σ_j g_j. Masked entries are 0
-    (not −∞, so nothing downstream turns NaN), without gradient."""
+    """log softmax(x)_i = x_i − log Σ_j e^(x_j). Masked entries are 0 (not −∞, so nothing
+    downstream turns NaN), without gradient."""
     x = as_tensor(x)
     axis, mask = softmax_axis("log_softmax", x, axis, mask)
     logp = log_softmax_array(x.data, axis, mask)[0]
     out = logp if mask is None else np.where(mask, logp, 0)
+    return Tensor._from_op(out, (x,), _log_softmax_vjp(logp, axis, mask), "log_softmax")
+
+
+def _log_softmax_vjp(logp: np.ndarray, axis: int, mask):
+    """g − softmax(x) Σ_j g_j, with g at masked entries taken as 0 (their output is constant)."""
     def vjp(xp, g, out, x):
         g = g if mask is None else xp.where(mask, g, 0)
         sm = xp.saved(np.exp(logp), lambda: softmax(x, axis, mask))
         return (g - sm * g.sum(axis=axis, keepdims=True),)
-    return Tensor._from_op(out, (x,), vjp, "log_softmax")
+    return vjp
 
 
 def _cross_entropy_targets(logits, targets, ignore_index, reduction, eps) -> tuple:

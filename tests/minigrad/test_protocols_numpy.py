@@ -128,7 +128,8 @@ def test_pytorchs_dim_and_keepdim_are_refused_in_one_line_naming_axis_and_keepdi
     calls = {"sum": lambda: t.sum(dim=1), "mean": lambda: t.mean(1, keepdim=True),
              "max": lambda: mg.max(t, dim=0), "logsumexp": lambda: t.logsumexp(dim=-1),
              "concatenate": lambda: mg.concatenate([t, t], dim=0),
-             "softmax": lambda: F.softmax(t, dim=-1)}
+             "softmax": lambda: F.softmax(t, dim=-1),
+             "log_softmax": lambda: F.log_softmax(t, dim=1)}
     for name, call in calls.items():
         keyword, numpy = ("keepdim", "keepdims") if name == "mean" else ("dim", "axis")
         with pytest.raises(TypeError) as info:
