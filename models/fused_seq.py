@@ -77,23 +77,25 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     out = out.reshape(B, S, 2 * H)                                        # (B, S, 2H)
 
     def vjp(g):                                                           # g (B, S, 2H)
-        gT, m = g.transpose(1, 2, 0), mask.T[:, None, :]                  # (S, 2H, B), (S, 1, B)
-        d_states = np.empty((S, 2, H, B), E_.dtype)                       # step order, 0 at padding
-        np.multiply(gT[:, :H], m, out=d_states[:, 0])
-        np.multiply(gT[::-1, H:], m[::-1], out=d_states[:, 1])
+        gT = g.transpose(1, 2, 0)                                         # (S, 2H, B)
+        d_states = np.empty((S, 2, H, B), E_.dtype)           # step order (padding: in the loop)
+        np.copyto(d_states[:, 0], gT[:, :H])
+        np.copyto(d_states[:, 1], gT[::-1, H:])
         d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (S, 2, G, B)
         carry = np.zeros((2, H, B), E_.dtype)                             # ∂L/∂h from step k + 1
+        d_W_hh = np.zeros_like(W_hh)                                      # (2, G, H), in the loop
         for k in reversed(range(S)):
+            passed = np.where(real[k], 0, carry) if held[k] else None     # held: straight back
             g_k = d_states[k]
             g_k += carry
-            passed = np.where(real[k], 0, g_k) if held[k] else None       # held: straight back
             if held[k]:
-                g_k *= real[k]
+                g_k *= real[k]                                            # ∂L/∂out at padding: 0
             carry = gru_backward(g_k, before[k], gh[k], n[k], W_hh, d_gi[k], d_gh[k])
             if held[k]:
                 carry += passed
+            d_W_hh += d_gh[k] @ before[k].swapaxes(1, 2)                  # (2, G, H), d_gh[k] hot
         d_table = over_time(d_gi, one_hot(steps, V, E_.dtype))            # (2, G, V): ∂L/∂table
-        d_W_hh, d_b_hh = over_time(d_gh, before.swapaxes(2, 3)), d_gh.sum(axis=3).sum(axis=0)
+        d_b_hh = d_gh.sum(axis=0).sum(axis=2)
         grads = [np.tensordot(d_table, W_ih, axes=([0, 1], [0, 1]))]      # ∂L/∂E (V, E)
         for d in (0, 1):                                                  # ∂L/∂W_ih = ∂L/∂table E
             grads += [d_table[d] @ E_, d_table[d].sum(axis=1), d_W_hh[d], d_b_hh[d]]
@@ -194,7 +196,7 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     W_e, W_c = W_ih[:, :E], W_ih[:, E:]                                   # (G, E), (G, K)
     onehot = one_hot(tgt_in.T, E_.shape[0], dtype)                        # (T, B, V)
     table = W_e @ E_.T + b_ih[:, None]                                # (G, V): W_ih^emb E[y] + b_ih
-    gi_y = table @ onehot.transpose(0, 2, 1)                              # (T, G, B)
+    gi_y = np.take(table, tgt_in.T, axis=1).transpose(1, 0, 2)           # (T, G, B), a view
     states = np.empty((T + 1, H, B), dtype)                              # s_0 .. s_T, feature-major
     states[0] = s0_.T
     u, alpha = np.empty((T, B, S, A), dtype), np.empty((B, T, S), dtype)
@@ -211,22 +213,22 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     features = np.concatenate([states[1:].transpose(2, 0, 1), c], axis=2)  # (B, T, H + K)
 
     def vjp(g):                                                           # g (B, T, H + K)
-        g_s = np.ascontiguousarray(g[:, :, :H].transpose(1, 2, 0))        # (T, H, B)
-        d_c = np.ascontiguousarray(g[:, :, H:])                          # (B, T, K), then += via gi
+        g_s = g[:, :, :H].transpose(1, 2, 0)                              # (T, H, B), a view
+        d_c = np.empty((B, T, K), dtype)                                  # ∂L/∂c_t, filled per step
         d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (T, G, B)
         d_q = np.empty((T, B, A), dtype)
         eps_k, d_v = np.zeros_like(k_), np.zeros_like(v_)
         carry = np.zeros((H, B), dtype)                                   # ∂L/∂s_t from step t + 1
+        d_W_c = np.zeros_like(W_c)                                        # (G, K)
         ones = np.ones((1, S), dtype)                    # Σ_j as a product: 3× ndarray.sum here
         for t in reversed(range(T)):
-            g_s[t] += carry
-            carry = gru_backward(g_s[t], states[t], gh[t], n[t], W_hh, d_gi[t], d_gh[t])
-            dc = d_c[:, t]                                                # (B, K) view
-            dc += d_gi[t].T @ W_c                                         # ∂L/∂c_t
+            carry = gru_backward(carry + g_s[t], states[t], gh[t], n[t], W_hh, d_gi[t], d_gh[t])
+            dc = np.add(g[:, t, H:], d_gi[t].T @ W_c, out=d_c[:, t])      # ∂L/∂c_t (B, K)
+            d_W_c += d_gi[t] @ c[:, t]                                    # Σ_t δ_t c_tᵀ (hot)
             a = alpha[:, t]                                               # (B, S)
             de = (h_ @ dc[:, :, None])[:, :, 0]                           # g·h_j (B, S)
-            de -= (dc * c[:, t]).sum(axis=1, keepdims=True)               # − g·c
-            de *= a                                                      # ∂L/∂e_j = α_j g·(h_j − c)
+            de *= a                                                       # Σ_j α_j g·h_j = g·c
+            de -= a * de.sum(axis=1, keepdims=True)                       # ∂L/∂e = α_j g·(h_j − c)
             ut = u[t]                                                     # (B, S, A)
             d_v += de.reshape(-1) @ ut.reshape(-1, A)                     # Σ_j ∂L/∂e_j u_j
             np.multiply(ut, ut, out=ut)                                   # u is not needed again:
@@ -240,10 +242,9 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
         s_T = states[:-1].transpose(0, 2, 1)                             # s_{t−1} (T, B, H), a view
         d_Wq = over_time(d_q.transpose(0, 2, 1), s_T)                     # (A, H)
         d_table = over_time(d_gi, onehot)                                 # (G, V)
-        d_W_ih = np.concatenate([d_table @ E_, np.tensordot(d_gi, c, axes=([0, 2], [1, 0]))],
-                                axis=1)                                   # (G, E + K)
+        d_W_ih = np.concatenate([d_table @ E_, d_W_c], axis=1)            # (G, E + K)
         return (d_h, eps_k * v_, carry.T, d_Wq, d_v, d_table.T @ W_e, d_W_ih, d_table.sum(axis=1),
-                over_time(d_gh, s_T), d_gh.sum(axis=(0, 2)))
+                over_time(d_gh, s_T), d_gh.sum(axis=0).sum(axis=1))
     out = Tensor._from_op(features, params, once_differentiable(vjp, "bahdanau_sequence", CORE),
                           "bahdanau_sequence")
     return out, alpha
