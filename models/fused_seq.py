@@ -58,8 +58,8 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     (B, S), (_, G, H), V = src.shape, W_hh.shape, E_.shape[0]             # W_hh (2, G, H)
     table = np.matmul(W_ih, E_.T) + b_ih[:, :, None]                   # (2, G, V): W_ih E[y] + b_ih
     steps = np.stack([src.T, src.T[::-1]], axis=1)                        # (S, 2, B) ids by step
-    gi = np.take(np.concatenate([table[0], table[1]], axis=1), steps + [[0], [V]], axis=1)
-    gi = np.ascontiguousarray(gi.transpose(1, 2, 0, 3))                   # (S, 2, G, B)
+    rows = table.swapaxes(1, 2).reshape(2 * V, G)                         # (2V, G): a row per id
+    gi = np.take(rows, steps + [[0], [V]], axis=0).swapaxes(2, 3)        # (S, 2, G, B), a view
     real = np.stack([mask.T, mask.T[::-1]], axis=1)[:, :, None, :]        # (S, 2, 1, B)
     held = ~real.all(axis=(1, 2, 3))                                      # (S,): any padding?
     states = np.zeros((S + 1, 2, H, B), E_.dtype)                         # h_0 = 0, then step k's h
@@ -77,17 +77,15 @@ def bigru_sequence(src, mask, embedding, forward_cell, backward_cell) -> Tensor:
     out = out.reshape(B, S, 2 * H)                                        # (B, S, 2H)
 
     def vjp(g):                                                           # g (B, S, 2H)
-        gT = g.transpose(1, 2, 0)                                         # (S, 2H, B)
-        d_states = np.empty((S, 2, H, B), E_.dtype)           # step order (padding: in the loop)
-        np.copyto(d_states[:, 0], gT[:, :H])
-        np.copyto(d_states[:, 1], gT[::-1, H:])
+        gT = g.transpose(1, 2, 0)                                         # (S, 2H, B), a view
+        g_k = np.empty((2, H, B), E_.dtype)                   # ∂L/∂h at step k (padding: below)
         d_gi, d_gh = np.empty_like(gh), np.empty_like(gh)                 # (S, 2, G, B)
         carry = np.zeros((2, H, B), E_.dtype)                             # ∂L/∂h from step k + 1
         d_W_hh = np.zeros_like(W_hh)                                      # (2, G, H), in the loop
         for k in reversed(range(S)):
             passed = np.where(real[k], 0, carry) if held[k] else None     # held: straight back
-            g_k = d_states[k]
-            g_k += carry
+            np.add(gT[k, :H], carry[0], out=g_k[0])                       # position k, and
+            np.add(gT[S - 1 - k, H:], carry[1], out=g_k[1])               # S − 1 − k
             if held[k]:
                 g_k *= real[k]                                            # ∂L/∂out at padding: 0
             carry = gru_backward(g_k, before[k], gh[k], n[k], W_hh, d_gi[k], d_gh[k])
@@ -196,7 +194,7 @@ def bahdanau_sequence(keys, projected, s0, mask, tgt_in, W_q, v, embedding, cell
     W_e, W_c = W_ih[:, :E], W_ih[:, E:]                                   # (G, E), (G, K)
     onehot = one_hot(tgt_in.T, E_.shape[0], dtype)                        # (T, B, V)
     table = W_e @ E_.T + b_ih[:, None]                                # (G, V): W_ih^emb E[y] + b_ih
-    gi_y = np.take(table, tgt_in.T, axis=1).transpose(1, 0, 2)           # (T, G, B), a view
+    gi_y = np.take(table.T, tgt_in.T, axis=0).swapaxes(1, 2)             # (T, G, B), a view
     states = np.empty((T + 1, H, B), dtype)                              # s_0 .. s_T, feature-major
     states[0] = s0_.T
     u, alpha = np.empty((T, B, S, A), dtype), np.empty((B, T, S), dtype)
