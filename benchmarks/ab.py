@@ -19,7 +19,10 @@ where absolute times do not. Workloads, float64 and float32, one BLAS thread:
 * ``step``: the reference training step (``benchmarks/reference.py``: the Bahdanau seq2seq,
   batch 64, lengths 20, forward + backward + Adam), 5 steps per call, with the kernels on as
   the application runs it (``models/kernels.py``; a revision without that file had them built in);
-* ``core``: the same five steps on the composed core (no kernels), the model a learner builds.
+* ``core``: the same five steps on the composed core (no kernels), the model a learner builds;
+* ``decode``: greedy decoding and beam search (k = 4) of one reference sentence with the kernels
+  on, the decoding table's one-sentence rows (``benchmarks/table.py``), where the per-step
+  overhead is all there is.
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ import numpy as np
 from minigrad.runtime import blas, malloc
 
 ROUNDS = 15
-CALLS = {"chain": 200, "mlp": 200, "step": 1, "core": 1}  # per round
+CALLS = {"chain": 200, "mlp": 200, "step": 1, "core": 1, "decode": 10}  # per round
 PACKAGES = ("minigrad", "attention", "models")
 IMPORT = re.compile(r"^(\s*(?:from|import) )(minigrad|attention|models)\b", re.M)
 # ``import minigrad.kernels`` (no ``as``) binds the name ``minigrad``: bind it to the renamed one
@@ -95,19 +98,26 @@ def workloads(engine: dict, dtype: str) -> dict:
         logits = (x @ w1).tanh() @ w2                                          # (64, 10)
         (-(logits - logits.logsumexp(axis=1, keepdims=True)) * onehot).sum().backward()
     return {"chain": chain, "mlp": mlp, "step": reference_step(engine, dtype),
-            "core": reference_step(engine, dtype, kernels=False)}
+            "core": reference_step(engine, dtype, kernels=False),
+            "decode": reference_decode(engine, dtype)}
 
 
-def reference_step(engine: dict, dtype: str, kernels: bool = True):
-    """Five reference training steps (the same model, batch and Adam as benchmarks/reference.py),
-    on the kernels or (``kernels=False``) on the composed core."""
+def reference_model(engine: dict, dtype: str, kernels: bool):
+    """The reference model (benchmarks/reference.py) of ``engine``'s revision, seed 0."""
     from benchmarks import reference as ref
     s2s = engine["seq2seq"]
     config = s2s.ModelConfig(ref.VOCAB, ref.VOCAB, embed=ref.EMBED, hidden=ref.HIDDEN,
                              dec_hidden=ref.DEC_HIDDEN, attn=ref.ATTN, decoder="bahdanau",
                              score="additive", dtype=dtype)
     model = s2s.Seq2Seq(config, np.random.default_rng([0, 0]))
-    model = engine["use_kernels"](model) if kernels else model
+    return engine["use_kernels"](model) if kernels else model
+
+
+def reference_step(engine: dict, dtype: str, kernels: bool = True):
+    """Five reference training steps (the same model, batch and Adam as benchmarks/reference.py),
+    on the kernels or (``kernels=False``) on the composed core."""
+    from benchmarks import reference as ref
+    model = reference_model(engine, dtype, kernels)
     src, src_mask, tgt, tgt_mask = ref.reference_batch(0)
     opt = engine["mg"].optim.Adam(model.parameters(), lr=ref.LR)
 
@@ -117,6 +127,19 @@ def reference_step(engine: dict, dtype: str, kernels: bool = True):
             model.loss(src, tgt, src_mask, tgt_mask).backward()
             opt.step()
     return step
+
+
+def reference_decode(engine: dict, dtype: str):
+    """Greedy decoding, then beam search (k = 4), of the reference batch's first sentence, with
+    the kernels on (at most TGT_LEN steps each)."""
+    from benchmarks import reference as ref
+    model = reference_model(engine, dtype, kernels=True)
+    src, src_mask = (a[:1] for a in ref.reference_batch(0)[:2])
+
+    def decode():
+        model.greedy(src, ref.TGT_LEN, src_mask)
+        model.beam(src, ref.BEAM, 0.6, ref.TGT_LEN, src_mask)
+    return decode
 
 
 def per_call(f, calls: int) -> float:
@@ -150,7 +173,7 @@ def main(argv=None) -> None:
     p.add_argument("a", help="the revision before (a commit, or a folder holding the packages)")
     p.add_argument("b", nargs="?", default="HEAD",
                    help="the revision after (default HEAD; . is the working tree)")
-    p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step,core)")
+    p.add_argument("--only", help="comma-separated workloads (default: chain,mlp,step,core,decode)")
     p.add_argument("--rounds", type=int, default=ROUNDS, help=f"interleaved rounds ({ROUNDS})")
     args = p.parse_args(argv)
     if args.rounds < 3:

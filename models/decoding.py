@@ -64,7 +64,7 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
             cand = (scores[:, :, None] + logp).reshape(B, K * V)      # (B, K·V)
             top = np.argsort(-cand, axis=1, kind="stable")[:, :K]     # (B, K)
             beam, tok = top // V, top % V                              # (B, K) each
-            scores = np.take_along_axis(cand, top, axis=1)             # (B, K)
+            scores = cand[first, top]                                  # (B, K)
             state = tuple(s[(first * K + beam).reshape(-1)] for s in state)  # each (B·K, ·)
             def grow(path, step):  # each hypothesis's path so far, then this step (axis 2)
                 return np.concatenate([path[first, beam], step], axis=2)

@@ -41,6 +41,11 @@ from models.transformer_layers import FeedForward
 from models.vocab import PAD
 
 
+def no_graph(array: np.ndarray) -> mg.Tensor:
+    """A fresh array computed without a graph (decoding) as a Tensor, not copied or checked."""
+    return mg.Tensor._from_op(array, (), None, "no_graph")
+
+
 class FusedGRUCell(GRUCell):
     """``GRUCell`` whose step is ``models.fused.gru_step``: one graph node per step."""
 
@@ -144,7 +149,7 @@ class NumpyLogProbs:
         m = z.max(axis=-1, keepdims=True)                                # (B, 1)
         z -= m if np.isfinite(m).all() else np.where(np.isfinite(m), m, 0)  # as log_softmax_array
         z -= np.log(np.exp(z).sum(axis=-1, keepdims=True))
-        return mg.Tensor(z)
+        return no_graph(z)
 
 
 class FastPlainContext(NamedTuple):
@@ -211,8 +216,8 @@ class FastBahdanauDecoder(NumpyLogProbs, BahdanauDecoder):
                                         ctx.mask, query_weight(self.attention).data, v.data,
                                         ctx.table.data, ctx.W_rest.data, cell.weight_hh.data,
                                         cell.bias_hh.data, ctx.e2k)      # (B, H), (B, K), (B, S)
-            s = mg.Tensor(s)
-            return (s,), (s, mg.Tensor(c)), mg.Tensor(alpha)
+            s = no_graph(s)
+            return (s,), (s, no_graph(c)), no_graph(alpha)
         c, alpha = self.attention(s, ctx.keys, mask=ctx.mask, projected=ctx.projected,
                                   position=t, rng=ctx.rng)               # (B, K), (B, S)
         gi = embedded_input(ctx, y_prev) + F.linear(c, ctx.W_rest)       # (B, 3H)

@@ -26,9 +26,9 @@ def test_two_revisions_load_under_their_own_names_and_compute_the_same(tmp_path,
         grads.append(x.grad)
     np.testing.assert_array_equal(*grads)
     monkeypatch.setattr(ab, "ROUNDS", 3)
-    monkeypatch.setattr(ab, "CALLS", {"chain": 2, "mlp": 2})
-    rows = ab.compare([ea, eb], "float64", ["chain", "mlp"])
-    assert [r[0] for r in rows] == ["chain", "mlp"]
+    monkeypatch.setattr(ab, "CALLS", {"chain": 2, "mlp": 2, "decode": 1})
+    rows = ab.compare([ea, eb], "float64", ["chain", "mlp", "decode"])
+    assert [r[0] for r in rows] == ["chain", "mlp", "decode"]
     assert all(t > 0 for r in rows for t in r[1:])
 
 
