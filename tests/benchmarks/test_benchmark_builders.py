@@ -42,7 +42,8 @@ def test_exponent_of_a_power_law():
 
 
 @pytest.mark.parametrize("module", ["benchmarks", "benchmarks.bench_ops", "benchmarks.bench_read",
-                                    "benchmarks.profile_step", "benchmarks.bench_hvp"])
+                                    "benchmarks.profile_step", "benchmarks.bench_hvp",
+                                    "benchmarks.instructions"])
 def test_help_names_the_command_as_typed_and_no_internal_issue_numbers(module):
     r = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO, capture_output=True,
                        text=True, timeout=60)
