@@ -56,20 +56,29 @@ def rename(source: str, suffix: str) -> str:
     return IMPORT.sub(lambda m: f"{m.group(1)}{m.group(2)}_{suffix}", source)
 
 
+def extract(revision: str, folder: pathlib.Path) -> None:
+    """``revision``'s three packages into ``folder``: a commit's from git (``git archive``), or
+    a folder's copied; ValueError, in one line, for a commit git does not know."""
+    if pathlib.Path(revision).is_dir():                                   # a tree, not a commit
+        for package in PACKAGES:
+            shutil.copytree(pathlib.Path(revision) / package, folder / package,
+                            ignore=shutil.ignore_patterns("__pycache__"))
+        return
+    root = pathlib.Path(__file__).resolve().parent.parent
+    done = subprocess.run(["git", "-C", str(root), "archive", revision, *PACKAGES],
+                          capture_output=True)
+    if done.returncode != 0:
+        raise ValueError(f"{revision!r} is neither a folder nor a commit git knows: "
+                         f"{(done.stderr.decode().strip().splitlines() or ['?'])[-1]}")
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=done.stdout, check=True)
+
+
 def load(revision: str, suffix: str, folder: pathlib.Path) -> dict:
     """The packages as they are at ``revision``, imported as ``minigrad_<suffix>`` etc.;
     returns {"mg": minigrad, "seq2seq": models.seq2seq, "use_kernels": ...} of that revision
     (``use_kernels`` of ``models/kernels.py``, or nothing to switch in a revision before it,
     whose default model was already the fast one)."""
-    root = pathlib.Path(__file__).resolve().parent.parent
-    if pathlib.Path(revision).is_dir():                                   # a tree, not a commit
-        for package in PACKAGES:
-            shutil.copytree(pathlib.Path(revision) / package, folder / package,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-    else:
-        archive = subprocess.run(["git", "-C", str(root), "archive", revision, *PACKAGES],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    extract(revision, folder)
     for package in PACKAGES:
         (folder / package).rename(folder / f"{package}_{suffix}")
         for path in (folder / f"{package}_{suffix}").rglob("*.py"):

@@ -30,8 +30,9 @@ import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
+from benchmarks.ab import extract
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PACKAGES = ("minigrad", "attention", "models")
 PATHS = ("kernels", "core", "floor")  # the model with its kernels, the composed core, the floor
 
 CHILD = """
@@ -54,19 +55,12 @@ for _ in range({runs}):
 
 
 def packages(revision: str, folder: pathlib.Path) -> pathlib.Path:
-    """``folder`` holding ``revision``'s three packages (a commit's, or a folder's copied)."""
+    """``folder`` holding ``revision``'s three packages (``benchmarks.ab.extract``)."""
     folder.mkdir()
-    if pathlib.Path(revision).is_dir():
-        for package in PACKAGES:
-            shutil.copytree(pathlib.Path(revision) / package, folder / package,
-                            ignore=shutil.ignore_patterns("__pycache__"))
-        return folder
-    done = subprocess.run(["git", "-C", str(ROOT), "archive", revision, *PACKAGES],
-                          capture_output=True)
-    if done.returncode != 0:
-        raise SystemExit(f"instructions: {revision!r} is neither a folder nor a commit git knows: "
-                         f"{done.stderr.decode().strip().splitlines()[-1]}")
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=done.stdout, check=True)
+    try:
+        extract(revision, folder)
+    except ValueError as e:
+        raise SystemExit(f"instructions: {e}") from None
     return folder
 
 
