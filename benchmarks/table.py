@@ -3,6 +3,7 @@
     python -m benchmarks.table                     # print the table (about 5 minutes)
     python -m benchmarks.table --write             # and put it into benchmarks/README.md
     python -m benchmarks.table --runs 1 --rounds 3 --skip "torch.compile,MyGrad"  # a quick look
+    python -m benchmarks.table --avx2 --write      # every library at AVX2: the second table
 
 Rows: minigrad's core model (``reference_model(kernels=False)``), its kernels path (what the
 CLI runs, ``models/kernels.py``) and, for before/after, that path one node per step as it was
@@ -25,8 +26,9 @@ sides; the table gives its range over the runs. The limits are recomputed in eve
 step's matrix products, forward and backward, read off the core step's graph (``step_products``:
 every product, whatever its shape), the rate NumPy reaches on each of their shapes, and the time
 those products alone would take (``÷ matmul limit``: a row's time over that). The header names
-the SIMD level of NumPy's loops and OpenBLAS's kernel (``NPY_DISABLE_CPU_FEATURES`` and
-``OPENBLAS_CORETYPE`` change them).
+the SIMD level of NumPy's loops, OpenBLAS's kernel and PyTorch's kernels. ``--avx2`` runs the
+children as on a CPU without AVX-512: each library told so before it loads (``AVX2``: NumPy's
+loops, OpenBLAS's kernel, PyTorch's ATen kernels, MKL and oneDNN), not NumPy alone.
 """
 from __future__ import annotations
 
@@ -43,6 +45,11 @@ from collections import Counter
 
 HERE = pathlib.Path(__file__).resolve().parent
 START, END = "<!-- benchmarks.table: start -->", "<!-- benchmarks.table: end -->"
+MARKERS = {False: (START, END), True: ("<!-- benchmarks.table avx2: start -->",
+                                       "<!-- benchmarks.table avx2: end -->")}  # by --avx2
+AVX2 = {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Haswell",
+        "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+        "ONEDNN_MAX_CPU_ISA": "AVX2"}
 TRAIN = ("core", "kernels, per step", "kernels", "floor", "torch eager", "torch.compile", "JAX jit",
          "HIPS autograd", "MyGrad")
 SLOW = ("HIPS autograd", "MyGrad")   # seconds per step: measured in the first 3 rounds only
@@ -62,7 +69,12 @@ def machine() -> dict:
         if os.path.exists("/proc/cpuinfo") else platform.processor()
     info = {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
             "numpy": np.__version__, "simd": simd(), "blas": "threadpoolctl not installed",
-            "kernel": "unknown"}
+            "kernel": "unknown", "torch": "not installed"}
+    try:
+        import torch
+        info["torch"] = torch.backends.cpu.get_cpu_capability()
+    except ImportError:
+        pass
     try:
         from threadpoolctl import threadpool_info
         blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
@@ -378,10 +390,15 @@ def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -
 
 # ---- the parent: runs, then the table -------------------------------------------------------
 
-def run_child(threads: int, rounds: int, skip: str, dtypes: str) -> dict:
-    env = dict(os.environ)
+def child_env(threads: int, avx2: bool = False) -> dict:
+    """The environment of a child: the thread count, and with ``avx2`` the ``AVX2`` settings."""
     n = str(threads)
-    env.update(OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n, MKL_NUM_THREADS=n)
+    return {**os.environ, "OPENBLAS_NUM_THREADS": n, "OMP_NUM_THREADS": n,
+            "MKL_NUM_THREADS": n, **(AVX2 if avx2 else {})}
+
+
+def run_child(threads: int, rounds: int, skip: str, dtypes: str, avx2: bool = False) -> dict:
+    n, env = str(threads), child_env(threads, avx2)
     cmd = [sys.executable, "-m", "benchmarks.table", "--child", "--threads", n,
            "--rounds", str(rounds), "--skip", skip, "--dtypes", dtypes]
     done = subprocess.run(cmd, cwd=HERE.parent, env=env, capture_output=True, text=True)
@@ -402,7 +419,8 @@ def table(runs: dict) -> str:
     all_runs = [r for rs in runs.values() for r in rs]
     m, dts = all_runs[0]["machine"], all_runs[0]["dtypes"]
     lines = [f"Machine: {m['cpu']}, {m['cores']} cores; SIMD (NumPy's loops): "
-             f"{m.get('simd', '?')}; BLAS kernel: {m.get('kernel', '?')}. Python {m['python']}, "
+             f"{m.get('simd', '?')}; BLAS kernel: {m.get('kernel', '?')}; PyTorch's kernels: "
+             f"{m.get('torch', '?')}. Python {m['python']}, "
              f"NumPy {m['numpy']}; BLAS: {m['blas']} (one-thread run). Load average "
              f"{span([r['load'] for r in all_runs], '{:.1f}')} before, "
              f"{span([r['load_after'] for r in all_runs], '{:.1f}')} after. "
@@ -461,13 +479,15 @@ def table(runs: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(text: str, path: pathlib.Path = HERE / "README.md") -> None:
-    """Replace what lies between the markers in benchmarks/README.md (nothing else)."""
+def write(text: str, path: pathlib.Path = HERE / "README.md", avx2: bool = False) -> None:
+    """Replace what lies between the markers in benchmarks/README.md (nothing else): the first
+    table's, or with ``avx2`` the second's."""
+    start, end = MARKERS[avx2]
     doc = path.read_text(encoding="utf-8")
-    if START not in doc or END not in doc:
-        raise SystemExit(f"{path}: markers {START} / {END} not found; nothing written")
-    head, rest = doc.split(START, 1)
-    path.write_text(head + START + "\n" + text + END + rest.split(END, 1)[1], encoding="utf-8")
+    if start not in doc or end not in doc:
+        raise SystemExit(f"{path}: markers {start} / {end} not found; nothing written")
+    head, rest = doc.split(start, 1)
+    path.write_text(head + start + "\n" + text + end + rest.split(end, 1)[1], encoding="utf-8")
 
 
 def main(argv=None) -> None:
@@ -480,6 +500,9 @@ def main(argv=None) -> None:
     p.add_argument("--dtypes", default="float32,float64", help="comma-separated (both)")
     p.add_argument("--skip", default="", help="comma-separated rows not to run: "
                    + ", ".join(SKIPPABLE))
+    p.add_argument("--avx2", action="store_true", help="every library at AVX2, as on a CPU "
+                   "without AVX-512 (NumPy, OpenBLAS, PyTorch, MKL, oneDNN); --write writes the "
+                   "second table")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
@@ -493,11 +516,11 @@ def main(argv=None) -> None:
         for n in settings:
             print(f"run {i + 1}/{a.runs}, {n} thread(s) ...", file=sys.stderr, flush=True)
             skip = a.skip if i == 0 and n == 1 else a.skip + ",torch.compile"  # compiling: minutes
-            runs[n].append(run_child(n, a.rounds, skip, a.dtypes))
+            runs[n].append(run_child(n, a.rounds, skip, a.dtypes, a.avx2))
     text = table(runs)
     print(text)
     if a.write:
-        write(text)
+        write(text, avx2=a.avx2)
 
 
 if __name__ == "__main__":

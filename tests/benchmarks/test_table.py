@@ -1,6 +1,9 @@
 """``python -m benchmarks.table`` runs end to end (one short run, no timing asserted), its rows
 say why when a library is missing, and ``--write`` replaces only the part of a README between
 its markers. The kernels path it measures equals the core on the reference step."""
+import importlib.util
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -50,6 +53,24 @@ def test_the_header_names_the_simd_level():
     assert table.simd().endswith(" ".join(u.__cpu_baseline__))
 
 
+def test_avx2_reaches_numpy_openblas_and_torch_before_they_load():
+    """``--avx2``'s children run as on a CPU without AVX-512: NumPy's loops, OpenBLAS's kernel and
+    PyTorch's kernels (when installed) each say so in the header's machine line."""
+    from numpy._core import _multiarray_umath as u
+    if not u.__cpu_features__.get("AVX2"):  # every x86 CI machine has it: there this must run
+        assert os.environ.get("CI") != "true", "CI=true: this CPU has no AVX2"
+        pytest.skip("this CPU has no AVX2")
+    probe = "import json; from benchmarks import table; print(json.dumps(table.machine()))"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True,
+                         env=table.child_env(1, avx2=True), timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    m = json.loads(out.stdout)
+    assert m["simd"].startswith("X86_V3 over baseline"), m["simd"]
+    assert m["kernel"] == "Haswell", m
+    assert m["torch"] == ("AVX2" if importlib.util.find_spec("torch") else "not installed"), m
+    assert table.child_env(2)["OPENBLAS_NUM_THREADS"] == "2"
+
+
 def test_one_short_run_prints_every_row_and_the_limits():
     out = subprocess.run([sys.executable, "-m", "benchmarks.table", "--runs", "1", "--rounds", "1",
                           "--threads", "1", "--dtypes", "float64",
@@ -62,6 +83,7 @@ def test_one_short_run_prints_every_row_and_the_limits():
     assert "| torch.compile | skipped |" in text and "| JAX jit | skipped |" in text
     assert "BLAS:" in text and "matmul GFLOP" in text and "kernels ÷ floor ≤ 0.95" in text
     assert "SIMD (NumPy's loops): " in text and "BLAS kernel: " in text
+    assert "PyTorch's kernels: " in text
     for workload in ("greedy, batch 64", "beam 4, 1 sentence"):
         assert f"| {workload} |" in text
 
@@ -78,6 +100,12 @@ def test_write_replaces_only_between_the_markers(tmp_path):
     table.write("new table\n", readme)
     assert readme.read_text(encoding="utf-8") == \
         f"before\n{table.START}\nnew table\n{table.END}\nafter\n"
+    second = "".join(f"{a}\nold {b}\n{c}\n" for a, b, c in
+                     ((table.START, "first", table.END), (*table.MARKERS[True][:1], "second",
+                                                           table.MARKERS[True][1])))
+    readme.write_text(second, encoding="utf-8")
+    table.write("new second\n", readme, avx2=True)                  # the first table stays
+    assert readme.read_text(encoding="utf-8") == second.replace("old second", "new second")
     plain = tmp_path / "plain.md"
     plain.write_text("no markers\n", encoding="utf-8")
     with pytest.raises(SystemExit, match="markers"):
