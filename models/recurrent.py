@@ -57,7 +57,7 @@ class GRUCell(Module):
         """h' (B, H) from the projected input gi (B, 3H) and h (B, H)."""
         H, W, b = self.hidden_size, self.weight_hh, self.bias_hh
         gh = F.linear_op(h, W, b)                                    # (B, 3H) = W_hh h + b_hh
-        rz = mg.sigmoid((gi + gh)[:, :2 * H])                        # (B, 2H): r | z
+        rz = mg.sigmoid(gi[:, :2 * H] + gh[:, :2 * H])               # (B, 2H): r | z
         r, z = rz[:, :H], rz[:, H:]                                  # (B, H) each
         hn = (r * gh[:, 2 * H:] if self.reset_after                  # (B, H): r ⊙ (W_hn h + b_hn)
               else F.linear_op(r * h, W[2 * H:], b[2 * H:]))         # Cho: W_hn (r ⊙ h) + b_hn

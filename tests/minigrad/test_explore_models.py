@@ -124,7 +124,7 @@ def test_a_1200_node_seq2seq_loss_fits_in_one_megabyte():
     from models.app.graphs import demo_batch
     rng = np.random.default_rng(0)
     model = Seq2Seq(ModelConfig(20, 20, dtype="float32"), rng)
-    src, src_mask, tgt, tgt_mask = demo_batch(rng, 32, 22, 20)            # (B, S), (B, T)
+    src, src_mask, tgt, tgt_mask = demo_batch(rng, 32, 20, 20)            # (B, S), (B, T)
     with trace(model) as tr:
         loss = model.loss(src, tgt, src_mask, tgt_mask)
     page = explore(loss, tr)
