@@ -12,6 +12,13 @@ a library loads on first use -- and the median time of the last ``STEPS`` steps.
 child copies its initial weights from a minigrad model; it builds that model before reading
 the baseline, so each side's number holds only its own library's cost.
 
+For minigrad it also reports ``traced_mb``: the peak of what NumPy and Python allocate during
+one more step, above what was live before it (``tracemalloc``, which NumPy reports its arrays
+to), for the kernels' step and the core's (``traced_peak``). Unlike the high-water mark it does
+not depend on malloc's policy or on where the heap happens to lie, so it is the same in every
+run: the number to compare between two commits ("memory no higher"). PyTorch's allocator is
+not traced, so there is no such number for torch.
+
 Nothing else runs in the child and glibc's malloc keeps its defaults (``python -m benchmarks``
 itself calls ``minigrad.runtime.malloc.keep_freed_memory()``), so the times here are the conservative
 ones: a plain script, one library, a fresh process.
@@ -26,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
 
 WARMUP, STEPS = 3, 15
 
@@ -40,6 +48,18 @@ def high_water_mb() -> float:
         pass
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def traced_peak(step) -> float:
+    """MB: the peak of NumPy's and Python's allocations during one call of ``step``, above what
+    was live before it."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        step()
+        return (tracemalloc.get_traced_memory()[1] - before) / 2**20
+    finally:
+        tracemalloc.stop()
 
 
 def child(library: str, dtype: str) -> dict:
@@ -60,9 +80,15 @@ def child(library: str, dtype: str) -> dict:
         start = time.perf_counter()
         step()
         times.append(time.perf_counter() - start)
-    return {"library": library, "dtype": dtype, "baseline_mb": round(base, 1),
-            "peak_above_mb": round(high_water_mb() - base, 1),
-            "step_ms": round(1e3 * statistics.median(times[WARMUP:]), 2)}
+    out = {"library": library, "dtype": dtype, "baseline_mb": round(base, 1),
+           "peak_above_mb": round(high_water_mb() - base, 1),
+           "step_ms": round(1e3 * statistics.median(times[WARMUP:]), 2)}
+    if library == "minigrad":                                   # after the high-water mark
+        core = reference.build(dtype, model=reference.reference_model(dtype, kernels=False))
+        core()
+        out["traced_mb"] = {"kernels": round(traced_peak(step), 2),
+                            "core": round(traced_peak(core), 2)}
+    return out
 
 
 def measure(library: str, dtype: str) -> dict:
