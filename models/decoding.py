@@ -61,18 +61,18 @@ def beam_search(model, src, beam_size: int = 4, length_penalty: float = 0.6, max
             logp[:, :, [PAD, BOS]] = -np.inf                           # never emitted
             logp[finished] = -np.inf                                   # a finished hypothesis
             logp[finished, PAD] = 0.0                                  # only carries on, at no cost
-            cand = (scores[:, :, None] + logp).reshape(B, K * V)      # (B, K·V)
-            top = np.argsort(-cand, axis=1, kind="stable")[:, :K]     # (B, K)
-            beam, tok = top // V, top % V                              # (B, K) each
-            scores = cand[first, top]                                  # (B, K)
-            state = tuple(s[(first * K + beam).reshape(-1)] for s in state)  # each (B·K, ·)
-            def grow(path, step):  # each hypothesis's path so far, then this step (axis 2)
-                return np.concatenate([path[first, beam], step], axis=2)
-            tokens = grow(tokens, tok[:, :, None])                      # (B, K, t+1)
-            logps = grow(logps, logp[first, beam, tok][:, :, None])     # (B, K, t+1)
+            cand = (scores[:, :, None] + logp).reshape(B, K * V)  # (B, K·V); ties: the lower first
+            top = np.argsort(-cand, 1, kind="stable")[:, :K] if K > 1 else cand.argmax(1)[:, None]
+            beam, tok, scores = top // V, top % V, cand[first, top]    # (B, K) each
+            if K > 1:  # each survivor's past (greedy's one hypothesis keeps its own)
+                state = tuple(s[(first * K + beam).reshape(-1)] for s in state)  # each (B·K, ·)
+                tokens, logps, alphas, finished = (a[first, beam] for a in
+                                                   (tokens, logps, alphas, finished))
+            tokens = np.concatenate([tokens, tok[:, :, None]], axis=2)  # (B, K, t+1)
+            logps = np.concatenate([logps, logp[first, beam, tok][:, :, None]], axis=2)
             if alpha is not None:                                      # α (B, K, t+1, S)
-                alphas = grow(alphas, alpha.data.reshape(B, K, 1, -1)[first, beam])
-            finished = finished[first, beam] | (tok == EOS)            # (B, K)
+                alphas = np.concatenate([alphas, alpha.data.reshape(B, K, 1, -1)[first, beam]], 2)
+            finished = finished | (tok == EOS)                         # (B, K)
             y = tok.reshape(-1)                                        # (B·K,)
             if finished.all():
                 break
