@@ -66,6 +66,19 @@ def test_greedy_takes_the_most_likely_token_at_every_step(overrides):
         assert list(logp.argmax(axis=-1)) == out.tokens
 
 
+@pytest.mark.parametrize("beam_size", [1, 2])
+def test_a_tie_goes_to_the_lower_id_in_greedy_and_in_the_beam(beam_size):
+    """With the output layer zeroed every token has log p = −log V: greedy (argmax) and the beam
+    (a stable sort) both take the lowest id they may emit, EOS, so each ends at once."""
+    model = tiny_model(seed=5)
+    for p in model.decoder.out.parameters():
+        p.data[...] = 0.0
+    src, mask = sources(4)
+    V = model.decoder.out.weight.shape[0]
+    for out in model.beam(src, beam_size, 0.0, 6, mask):
+        assert out.tokens == [EOS] and abs(out.score + np.log(V)) < 1e-12
+
+
 @pytest.mark.parametrize("overrides", MODELS)
 def test_beam_scores_are_the_models_log_probabilities(overrides):
     model = tiny_model(seed=4, **overrides)
