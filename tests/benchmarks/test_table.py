@@ -86,6 +86,20 @@ def test_one_short_run_prints_every_row_and_the_limits():
     assert "PyTorch's kernels: " in text
     for workload in ("greedy, batch 64", "beam 4, 1 sentence"):
         assert f"| {workload} |" in text
+    if importlib.util.find_spec("torch"):                     # the small graphs: against torch
+        for graph in table.SMALL:
+            assert f"| {graph} |" in text and f"| {graph} ÷ torch eager ≤ " in text
+
+
+def test_the_small_graphs_give_minigrad_and_torch_the_same_gradients():
+    if os.environ.get("CI") != "true":             # CI installs torch: there this must run
+        pytest.importorskip("torch")
+    leaves, graphs = table.small_graphs("float64")
+    for graph, ops in graphs.values():
+        for side in leaves:
+            graph(*side)
+        for mine, theirs in zip(*leaves):
+            np.testing.assert_allclose(mine.grad, theirs.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_a_library_that_is_not_installed_gets_a_row_saying_so(monkeypatch):
