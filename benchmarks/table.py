@@ -426,7 +426,8 @@ def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -
                         a / b for a, b in zip(times[k][:n], times[base][:n]))
         out[dtype] = {"ms": ms, "ratio": ratio, "why": {k: f for k, f in steps.items()
                                                          if isinstance(f, str)},
-                      "decode": dec, "small": small, "gflops": rate, "matmul_ms": matmul_ms, "flops": n_flops}
+                      "decode": dec, "small": small, "gflops": rate, "matmul_ms": matmul_ms,
+                      "flops": n_flops}
     out["load_after"] = os.getloadavg()[0]
     return out
 
