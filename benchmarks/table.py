@@ -179,6 +179,19 @@ def timed(fn, clock=time.perf_counter) -> float:
     return clock() - t
 
 
+def interleaved(pair, rounds: int, clock, scale: float) -> list:
+    """[median time of pair[0], of pair[1], both × ``scale``; the median per-round ratio]: one
+    call of each first, then the two alternating, one call each per round."""
+    for f in pair:
+        f()
+    ts = [[], []]
+    for _ in range(rounds):
+        for j, f in enumerate(pair):
+            ts[j].append(timed(f, clock))
+    return [scale * statistics.median(ts[0]), scale * statistics.median(ts[1]),
+            statistics.median(a / b for a, b in zip(*ts))]
+
+
 def parse_skip(text: str) -> set:
     """The rows named in ``--skip``, comma-separated; a row's own comma ("kernels, per step")
     is read as part of its name. An unknown name is an error that lists the skippable rows."""
@@ -392,29 +405,14 @@ def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -
         for k, pair in decode.items():
             if callable(pair):
                 continue
-            for f in pair:
-                f()
-            ts = [[], []]
-            for _ in range(rounds):
-                for j, f in enumerate(pair):
-                    ts[j].append(timed(f, clock))
-            dec[k] = [1e3 * statistics.median(ts[0]), 1e3 * statistics.median(ts[1]),
-                      statistics.median(a / b for a, b in zip(*ts))]
+            dec[k] = interleaved(pair, rounds, clock, 1e3)                 # ms
         small = {}
         if "torch eager" in live:                                          # torch is there
             leaves, graphs = small_graphs(dtype)
             for k, (graph, ops) in graphs.items():
                 calls = max(1, int(1e4 / ops))                             # ~10^4 ops a timing
                 pair = [lambda x=x: [graph(*x) for _ in range(calls)] for x in leaves]
-                for f in pair:
-                    f()
-                ts = [[], []]
-                for _ in range(rounds):
-                    for j, f in enumerate(pair):
-                        ts[j].append(timed(f, clock))
-                small[k] = [1e6 * statistics.median(ts[0]) / (calls * ops),
-                            1e6 * statistics.median(ts[1]) / (calls * ops),
-                            statistics.median(a / b for a, b in zip(*ts))]
+                small[k] = interleaved(pair, rounds, clock, 1e6 / (calls * ops))  # µs an op
         rate, matmul_ms, n_flops = matmul_rate(dtype, step_products())
         ms = {k: 1e3 * statistics.median(v) for k, v in times.items()}
         ratio = {}
@@ -516,29 +514,29 @@ def table(runs: dict) -> str:
             lines.append(f"| {what} ÷ torch eager ≤ {limit} (worst run) | " + " | ".join(
                 f"{max(w):.2f} " + ("met" if max(w) <= limit else "**not met**") if w else "-"
                 for w in worst) + " |")
-    lines += ["", "**Decoding, kernels path vs PyTorch eager** (one thread; ms: median of the first "
-              "run; ratio minigrad ÷ torch: range over runs)", "",
-              "| workload | " + " | ".join(f"{dt} minigrad | torch | ratio" for dt in dts) + " |",
-              "|---|" + "---|" * (3 * len(dts))]
-    for k in one[0][dts[0]]["decode"]:
+    lines += versus(one, dts, "decode", "**Decoding, kernels path vs PyTorch eager** (one thread; "
+                    "ms: median of the first run; ratio minigrad ÷ torch: range over runs)",
+                    "workload", "{:.1f}")
+    if one[0][dts[0]]["small"]:
+        lines += versus(one, dts, "small", "**Small graphs, the core engine vs PyTorch eager** (one "
+                        "thread, forward + backward on 8 × 8 leaves; µs per op: median of the first "
+                        "run; ratio: range over runs)", "graph", "{:.2f}")
+    return "\n".join(lines) + "\n"
+
+
+def versus(one: list, dts, key: str, title: str, column: str, fmt: str) -> list:
+    """Markdown lines: minigrad against torch, a row per ``one[0][dt][key]`` entry [mine, torch,
+    ratio]: both times of the first run, the ratio's range over the runs."""
+    lines = ["", title, "", f"| {column} | " + " | ".join(f"{dt} minigrad | torch | ratio"
+                                                       for dt in dts) + " |",
+             "|---|" + "---|" * (3 * len(dts))]
+    for k in one[0][dts[0]][key]:
         cells = [k]
         for dt in dts:
-            d = one[0][dt]["decode"][k]
-            cells += [f"{d[0]:.1f}", f"{d[1]:.1f}", span([r[dt]["decode"][k][2] for r in one])]
+            d = one[0][dt][key][k]
+            cells += [fmt.format(d[0]), fmt.format(d[1]), span([r[dt][key][k][2] for r in one])]
         lines.append("| " + " | ".join(cells) + " |")
-    if one[0][dts[0]]["small"]:
-        lines += ["", "**Small graphs, the core engine vs PyTorch eager** (one thread, forward + "
-                  "backward on 8 × 8 leaves; µs per op: median of the first run; ratio: range "
-                  "over runs)", "",
-                  "| graph | " + " | ".join(f"{dt} minigrad | torch | ratio" for dt in dts) + " |",
-                  "|---|" + "---|" * (3 * len(dts))]
-        for k in one[0][dts[0]]["small"]:
-            cells = [k]
-            for dt in dts:
-                d = one[0][dt]["small"][k]
-                cells += [f"{d[0]:.2f}", f"{d[1]:.2f}", span([r[dt]["small"][k][2] for r in one])]
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def write(text: str, path: pathlib.Path = HERE / "README.md", avx2: bool = False) -> None:
