@@ -101,7 +101,7 @@ def workloads(engine: dict, dtype: str) -> dict:
     onehot = np.eye(10, dtype=dtype)[rng.integers(0, 10, 64)]                 # (64, 10)
 
     def chain():
-        ((a * b + a).tanh() @ b).sigmoid().sum().backward()
+        six_ops(a, b)
 
     def mlp():
         logits = (x @ w1).tanh() @ w2                                          # (64, 10)
@@ -109,6 +109,12 @@ def workloads(engine: dict, dtype: str) -> dict:
     return {"chain": chain, "mlp": mlp, "step": reference_step(engine, dtype),
             "core": reference_step(engine, dtype, kernels=False),
             "decode": reference_decode(engine, dtype)}
+
+
+def six_ops(a, b) -> None:
+    """Forward and backward of a six-op graph of two leaves, in any engine with these methods
+    (``chain`` here; the small graphs of ``benchmarks/table.py`` against PyTorch)."""
+    ((a * b + a).tanh() @ b).sigmoid().sum().backward()
 
 
 def reference_model(engine: dict, dtype: str, kernels: bool):

@@ -360,19 +360,17 @@ def small_graphs(dtype: str) -> tuple:
     import numpy as np
     import torch
     import minigrad as mg
+    from benchmarks.ab import six_ops
     arrays = [np.random.default_rng(i).standard_normal((8, 8)).astype(dtype) for i in range(2)]
     leaves = ([mg.Tensor(x, requires_grad=True) for x in arrays],
               [torch.tensor(x, requires_grad=True) for x in arrays])
-
-    def six(a, b):
-        ((a * b + a).tanh() @ b).sigmoid().sum().backward()              # 6 ops
 
     def chain(a, b):
         y = a
         for _ in range(CHAIN // 2):
             y = (y * b).tanh()                                            # 2 ops
         y.sum().backward()                                                # CHAIN + 1 ops
-    return leaves, {"six ops": (six, 6), f"{CHAIN:,}-op chain": (chain, CHAIN + 1)}
+    return leaves, {"six ops": (six_ops, 6), f"{CHAIN:,}-op chain": (chain, CHAIN + 1)}
 
 
 def child(threads: int, rounds: int, skip: set, dtypes=("float32", "float64")) -> dict:
